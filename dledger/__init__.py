@@ -1,0 +1,1 @@
+"""rocketmq-py: dledger package."""

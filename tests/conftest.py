@@ -1,0 +1,26 @@
+"""Shared fixtures. Every test has a hard timeout (pyproject: timeout)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support import Proc
+
+
+@pytest.fixture
+def procs(tmp_path):
+    """Start processes with ``procs.start(name, args, env=...)``; all are stopped at teardown."""
+
+    class _Procs(list):
+        def start(self, name, args, env=None):
+            p = Proc(name, args, tmp_path, env)
+            self.append(p)
+            return p
+
+    started = _Procs()
+    yield started
+    for p in reversed(started):
+        try:
+            p.stop()
+        except Exception:
+            p.kill()
