@@ -1,0 +1,348 @@
+"""One IndexFile: a fixed-size hash index from message keys to CommitLog offsets.
+
+Byte layout (RocketMQ 4.9, all big-endian; spec message-and-store-format.md §9)::
+
+    header   40 B   int64 beginTimestamp, int64 endTimestamp,
+                    int64 beginPhyOffset, int64 endPhyOffset,
+                    int32 hashSlotCount, int32 indexCount
+    slots    hashSlotNum x int32     newest entry number of the slot, 0 = empty
+    entries  indexNum x 20 B         int32 keyHash, int64 phyOffset,
+                                     int32 timeDiff (s), int32 prevEntry
+
+Entry 0 is never used (``indexCount`` starts at 1) so that 0 can mean "no entry".
+The file is a plain ``mmap`` of one preallocated (sparse) file; it does not need
+a MappedFileQueue because an IndexFile never grows.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+import time
+from collections.abc import Iterator
+
+from common.util import java_string_hash
+
+__all__ = [
+    "INDEX_HEADER_SIZE",
+    "HASH_SLOT_SIZE",
+    "INDEX_ENTRY_SIZE",
+    "INVALID_INDEX",
+    "IndexHeader",
+    "IndexFile",
+    "IndexFileError",
+    "index_key_hash",
+    "index_file_size",
+    "index_file_name",
+]
+
+INDEX_HEADER_SIZE = 40
+HASH_SLOT_SIZE = 4
+INDEX_ENTRY_SIZE = 20
+INVALID_INDEX = 0
+_INT_MAX = 0x7FFFFFFF
+
+_HEADER = struct.Struct(">qqqqii")
+_INT = struct.Struct(">i")
+_ENTRY = struct.Struct(">iqii")
+
+
+class IndexFileError(OSError):
+    """An index file cannot be opened (wrong size, unreadable)."""
+
+
+def index_key_hash(key: str) -> int:
+    """RocketMQ's ``indexKeyHashMethod``: ``abs(String.hashCode())``, Integer.MIN_VALUE mapped to 0."""
+    h = java_string_hash(key)
+    if h == -0x80000000:
+        # Java's Math.abs(Integer.MIN_VALUE) stays negative; RocketMQ then uses 0.
+        return 0
+    return -h if h < 0 else h
+
+
+def index_file_size(hash_slot_num: int, index_num: int) -> int:
+    """Size in bytes of an IndexFile with this geometry."""
+    return INDEX_HEADER_SIZE + hash_slot_num * HASH_SLOT_SIZE + index_num * INDEX_ENTRY_SIZE
+
+
+def index_file_name(ts_ms: int) -> str:
+    """RocketMQ's ``UtilAll.timeMillisToHumanString``: ``yyyyMMddHHmmssSSS`` in the local time zone."""
+    lt = time.localtime(ts_ms // 1000)
+    return time.strftime("%Y%m%d%H%M%S", lt) + f"{ts_ms % 1000:03d}"
+
+
+class IndexHeader:
+    """The 40-byte header, mirrored in memory and written through to the buffer on every change."""
+
+    __slots__ = (
+        "_buf",
+        "begin_timestamp",
+        "end_timestamp",
+        "begin_phy_offset",
+        "end_phy_offset",
+        "hash_slot_count",
+        "index_count",
+    )
+
+    def __init__(self, buf) -> None:
+        self._buf = buf
+        self.begin_timestamp = 0
+        self.end_timestamp = 0
+        self.begin_phy_offset = 0
+        self.end_phy_offset = 0
+        self.hash_slot_count = 0
+        self.index_count = 1
+
+    def load(self) -> None:
+        """Read the header from the buffer; a stored indexCount <= 0 reads as 1."""
+        (
+            self.begin_timestamp,
+            self.end_timestamp,
+            self.begin_phy_offset,
+            self.end_phy_offset,
+            self.hash_slot_count,
+            self.index_count,
+        ) = _HEADER.unpack_from(self._buf, 0)
+        if self.index_count <= 0:
+            self.index_count = 1
+
+    def store(self) -> None:
+        """Write every header field to the buffer."""
+        _HEADER.pack_into(
+            self._buf,
+            0,
+            self.begin_timestamp,
+            self.end_timestamp,
+            self.begin_phy_offset,
+            self.end_phy_offset,
+            self.hash_slot_count,
+            self.index_count,
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        """Header fields under RocketMQ's names (for tools and logs)."""
+        return {
+            "beginTimestamp": self.begin_timestamp,
+            "endTimestamp": self.end_timestamp,
+            "beginPhyOffset": self.begin_phy_offset,
+            "endPhyOffset": self.end_phy_offset,
+            "hashSlotCount": self.hash_slot_count,
+            "indexCount": self.index_count,
+        }
+
+
+class IndexFile:
+    """One IndexFile on disk.
+
+    ``IndexFile(path, hash_slot_num, index_num)`` opens ``path`` (creating a
+    zero-filled file of the right size if it does not exist). For a new file
+    that follows a full one, pass the previous file's ``end_phy_offset`` and
+    ``end_timestamp``: RocketMQ pre-sets the new header's begin/end fields to
+    them so that a query's time filter and the "already indexed" check of
+    :class:`store.index_service.IndexService` keep working across the roll.
+    Call :meth:`load` to read the header of an existing file.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        hash_slot_num: int,
+        index_num: int,
+        end_phy_offset: int = 0,
+        end_timestamp: int = 0,
+        *,
+        read_only: bool = False,
+    ) -> None:
+        if hash_slot_num <= 0 or index_num <= 0:
+            raise ValueError("hash_slot_num and index_num must be positive")
+        self.path = path
+        self.file_name = os.path.basename(path)
+        self.hash_slot_num = hash_slot_num
+        self.index_num = index_num
+        self.file_size = index_file_size(hash_slot_num, index_num)
+        self._entries_base = INDEX_HEADER_SIZE + hash_slot_num * HASH_SLOT_SIZE
+        self.read_only = read_only
+        exists = os.path.exists(path)
+        if exists:
+            actual = os.path.getsize(path)
+            if actual != self.file_size:
+                raise IndexFileError(
+                    f"index file {path} has {actual} bytes, expected {self.file_size} "
+                    f"(maxHashSlotNum={hash_slot_num}, maxIndexNum={index_num})"
+                )
+        elif read_only:
+            raise IndexFileError(f"index file {path} does not exist")
+        flags = os.O_RDONLY if read_only else os.O_RDWR | os.O_CREAT
+        fd = os.open(path, flags, 0o644)
+        try:
+            if not exists:
+                # Sparse preallocation: the default geometry is 420 MB of zeros.
+                os.ftruncate(fd, self.file_size)
+            access = mmap.ACCESS_READ if read_only else mmap.ACCESS_WRITE
+            self._mm = mmap.mmap(fd, self.file_size, access=access)
+        finally:
+            os.close(fd)
+        self.header = IndexHeader(self._mm)
+        self._closed = False
+        if not exists:
+            if end_phy_offset > 0:
+                self.header.begin_phy_offset = end_phy_offset
+                self.header.end_phy_offset = end_phy_offset
+            if end_timestamp > 0:
+                self.header.begin_timestamp = end_timestamp
+                self.header.end_timestamp = end_timestamp
+            self.header.store()
+
+    # -- header accessors -------------------------------------------------
+
+    @property
+    def begin_timestamp(self) -> int:
+        return self.header.begin_timestamp
+
+    @property
+    def end_timestamp(self) -> int:
+        return self.header.end_timestamp
+
+    @property
+    def begin_phy_offset(self) -> int:
+        return self.header.begin_phy_offset
+
+    @property
+    def end_phy_offset(self) -> int:
+        return self.header.end_phy_offset
+
+    @property
+    def index_count(self) -> int:
+        return self.header.index_count
+
+    @property
+    def hash_slot_count(self) -> int:
+        return self.header.hash_slot_count
+
+    def load(self) -> None:
+        """Read the header of an existing file."""
+        self.header.load()
+
+    def is_write_full(self) -> bool:
+        """True once ``indexCount`` reached ``maxIndexNum`` (so at most indexNum-1 entries)."""
+        return self.header.index_count >= self.index_num
+
+    def is_time_matched(self, begin: int, end: int) -> bool:
+        """Whether [begin, end] overlaps the file's [beginTimestamp, endTimestamp] (RocketMQ's rule)."""
+        b, e = self.header.begin_timestamp, self.header.end_timestamp
+        return (begin < b and end > e) or (b <= begin <= e) or (b <= end <= e)
+
+    # -- write ------------------------------------------------------------
+
+    def put_key(self, key: str, phy_offset: int, store_timestamp: int) -> bool:
+        """Append an entry for ``key``; False when the file is full."""
+        h = self.header
+        count = h.index_count
+        if count >= self.index_num:
+            return False
+        mm = self._mm
+        key_hash = index_key_hash(key)
+        slot_pos = INDEX_HEADER_SIZE + (key_hash % self.hash_slot_num) * HASH_SLOT_SIZE
+        slot_value = _INT.unpack_from(mm, slot_pos)[0]
+        if slot_value <= INVALID_INDEX or slot_value > count:
+            slot_value = INVALID_INDEX
+        if h.begin_timestamp <= 0:
+            time_diff = 0
+        else:
+            # Java long division truncates toward zero; negatives clamp to 0 anyway.
+            delta = store_timestamp - h.begin_timestamp
+            time_diff = 0 if delta < 0 else min(delta // 1000, _INT_MAX)
+        _ENTRY.pack_into(mm, self._entries_base + count * INDEX_ENTRY_SIZE, key_hash, phy_offset, time_diff, slot_value)
+        _INT.pack_into(mm, slot_pos, count)
+        if count <= 1:
+            h.begin_phy_offset = phy_offset
+            h.begin_timestamp = store_timestamp
+        if slot_value == INVALID_INDEX:
+            h.hash_slot_count += 1
+        h.index_count = count + 1
+        h.end_phy_offset = phy_offset
+        h.end_timestamp = store_timestamp
+        h.store()
+        return True
+
+    # -- read -------------------------------------------------------------
+
+    def select_phy_offset(
+        self, phy_offsets: list[int], key: str, max_num: int, begin: int, end: int
+    ) -> list[int]:
+        """Append to ``phy_offsets`` the offsets of entries whose hash equals ``key``'s and
+        whose time lies in [begin, end], newest first, until ``len(phy_offsets) >= max_num``.
+
+        Results are hash matches: the caller must check topic and key on the records.
+        """
+        h = self.header
+        count = h.index_count
+        mm = self._mm
+        key_hash = index_key_hash(key)
+        slot_value = _INT.unpack_from(mm, INDEX_HEADER_SIZE + (key_hash % self.hash_slot_num) * HASH_SLOT_SIZE)[0]
+        if slot_value <= INVALID_INDEX or slot_value > count or count <= 1:
+            return phy_offsets
+        base = self._entries_base
+        begin_ts = h.begin_timestamp
+        n = slot_value
+        while len(phy_offsets) < max_num:
+            hash_read, phy_read, time_diff, prev = _ENTRY.unpack_from(mm, base + n * INDEX_ENTRY_SIZE)
+            if time_diff < 0:
+                break
+            time_read = begin_ts + time_diff * 1000
+            if hash_read == key_hash and begin <= time_read <= end:
+                phy_offsets.append(phy_read)
+            if prev <= INVALID_INDEX or prev > count or prev == n or time_read < begin:
+                break
+            n = prev
+        return phy_offsets
+
+    def read_slot(self, slot: int) -> int:
+        """Raw value of hash slot ``slot``."""
+        return _INT.unpack_from(self._mm, INDEX_HEADER_SIZE + slot * HASH_SLOT_SIZE)[0]
+
+    def read_entry(self, n: int) -> tuple[int, int, int, int]:
+        """Entry ``n`` as (keyHash, phyOffset, timeDiffSeconds, prevEntry)."""
+        if not 0 <= n < self.index_num:
+            raise IndexError(n)
+        return _ENTRY.unpack_from(self._mm, self._entries_base + n * INDEX_ENTRY_SIZE)
+
+    def iter_slots(self) -> Iterator[tuple[int, int]]:
+        """(slot, value) for every non-zero slot, in slot order."""
+        mm = self._mm
+        for i, (v,) in enumerate(struct.iter_unpack(">i", mm[INDEX_HEADER_SIZE : self._entries_base])):
+            if v != 0:
+                yield i, v
+
+    def iter_entries(self) -> Iterator[tuple[int, int, int, int, int]]:
+        """(n, keyHash, phyOffset, timeDiff, prev) for entries 1 .. indexCount-1."""
+        for n in range(1, min(self.header.index_count, self.index_num)):
+            yield (n, *self.read_entry(n))
+
+    # -- lifecycle --------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write the header and msync the whole file."""
+        if self._closed or self.read_only:
+            return
+        self.header.store()
+        self._mm.flush()
+
+    def close(self) -> None:
+        """Unmap the file (idempotent)."""
+        if not self._closed:
+            self._closed = True
+            self._mm.close()
+
+    def destroy(self) -> bool:
+        """Unmap and delete the file."""
+        self.close()
+        try:
+            os.remove(self.path)
+        except FileNotFoundError:
+            pass
+        return True
+
+    def __repr__(self) -> str:
+        return f"IndexFile({self.file_name}, {self.header.as_dict()})"
