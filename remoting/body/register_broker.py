@@ -1,0 +1,121 @@
+"""RegisterBrokerBody: the REGISTER_BROKER request body, as JSON or compressed.
+
+Compressed form (header ``compressed=true``): a zlib stream (Java's Deflater at
+best compression) of ``int32 len + DataVersion JSON``, ``int32 topicCount``,
+``topicCount x (int32 len + TopicConfig line)``, ``int32 len + filterServerList
+JSON array``; integers big-endian. The line carries only name, queue counts,
+perm and filter type (topicSysFlag and order are lost, as in RocketMQ).
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from remoting import fastjson
+from remoting.body import BodyError, JsonBody, as_dict, as_list, as_str
+from remoting.body.topic_config import DataVersion, TopicConfig, TopicConfigSerializeWrapper
+
+__all__ = ["RegisterBrokerBody"]
+
+_I32 = struct.Struct(">i")
+# A register body is at most a few MiB even for tens of thousands of topics;
+# cap inflation so a zlib bomb cannot exhaust memory.
+MAX_INFLATED = 256 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class RegisterBrokerBody(JsonBody):
+    """``{"filterServerList":[s],"topicConfigSerializeWrapper":TopicConfigSerializeWrapper}``."""
+
+    topicConfigSerializeWrapper: TopicConfigSerializeWrapper = field(
+        default_factory=TopicConfigSerializeWrapper
+    )
+    filterServerList: list[str] = field(default_factory=list)
+
+    def to_obj(self) -> dict:
+        return {
+            "filterServerList": list(self.filterServerList),
+            "topicConfigSerializeWrapper": self.topicConfigSerializeWrapper.to_obj(),
+        }
+
+    @classmethod
+    def from_obj(cls, obj: Any) -> RegisterBrokerBody:
+        obj = as_dict(obj, "registerBrokerBody")
+        tcw = obj.get("topicConfigSerializeWrapper")
+        return cls(
+            topicConfigSerializeWrapper=(
+                TopicConfigSerializeWrapper.from_obj(tcw)
+                if tcw is not None
+                else TopicConfigSerializeWrapper()
+            ),
+            filterServerList=[
+                as_str(s, "") for s in as_list(obj.get("filterServerList"), "filterServerList")
+            ],
+        )
+
+    def encode(self, compress: bool = False) -> bytes:
+        """The wire body: JSON, or the compressed binary form when ``compress``."""
+        if not compress:
+            return self.to_json()
+        parts = []
+        dv = self.topicConfigSerializeWrapper.dataVersion.to_json()
+        parts += [_I32.pack(len(dv)), dv]
+        table = self.topicConfigSerializeWrapper.topicConfigTable
+        parts.append(_I32.pack(len(table)))
+        for tc in table.values():
+            line = tc.encode_line().encode("utf-8")
+            parts += [_I32.pack(len(line)), line]
+        fs = fastjson.dumps(list(self.filterServerList))
+        parts += [_I32.pack(len(fs)), fs]
+        return zlib.compress(b"".join(parts), 9)
+
+    @classmethod
+    def decode(cls, data: bytes | bytearray | memoryview, compressed: bool = False) -> RegisterBrokerBody:
+        """Decode either form; raises :class:`BodyError` on any malformation."""
+        if not compressed:
+            return cls.from_json(data)
+        d = zlib.decompressobj()
+        try:
+            raw = d.decompress(bytes(data), MAX_INFLATED)
+        except zlib.error as e:
+            raise BodyError(f"compressed register body does not inflate: {e}") from None
+        if d.unconsumed_tail:
+            raise BodyError("compressed register body inflates beyond the size limit")
+        pos = 0
+
+        def take(n: int) -> bytes:
+            nonlocal pos
+            if n < 0 or pos + n > len(raw):
+                raise BodyError("compressed register body is truncated")
+            b = raw[pos : pos + n]
+            pos += n
+            return b
+
+        def take_int() -> int:
+            return _I32.unpack(take(4))[0]
+
+        dv = DataVersion.from_json(take(take_int()))
+        count = take_int()
+        if count < 0:
+            raise BodyError("compressed register body has a negative topic count")
+        table: dict[str, TopicConfig] = {}
+        for _ in range(count):
+            try:
+                line = take(take_int()).decode("utf-8")
+            except UnicodeDecodeError:
+                raise BodyError("topic config line is not UTF-8") from None
+            tc = TopicConfig.decode_line(line)
+            table[tc.topicName] = tc
+        fs_raw = take(take_int())
+        try:
+            fs = fastjson.loads(fs_raw)
+        except fastjson.JSONDecodeError as e:
+            raise BodyError(f"filterServerList is not JSON: {e}") from None
+        # 5.x appends topic-queue mappings after this; they are not needed here.
+        return cls(
+            TopicConfigSerializeWrapper(topicConfigTable=table, dataVersion=dv),
+            [as_str(s, "") for s in as_list(fs, "filterServerList")],
+        )

@@ -1,0 +1,350 @@
+"""JSON bodies as RocketMQ's Java side writes and reads them with fastjson.
+
+Reading: :func:`loads` accepts standard JSON and fastjson's default output,
+which is not JSON: map keys that are numbers are written bare (``{0:"a"}``)
+and keys that are objects are written as objects (``{{"topic":"T"}:1}``).
+Every map key is returned as a ``str``: a bare number as its text (``"0"``),
+an object key as an :class:`ObjectKey` holding the object's compact JSON with
+sorted keys. Standard-mode Java output (``"0"`` and ``"{\\"topic\\":...}"``)
+therefore decodes to the same keys, and body classes convert them once.
+
+Writing: :func:`dumps` produces
+
+* the fastjson default style (``standard=False``): ``int`` keys bare,
+  :class:`ObjectKey` keys as raw objects, non-ASCII as UTF-8, maps in their
+  insertion order; or
+* the standard style (``standard=True``) fastjson writes with
+  ``BrowserCompatible + QuoteFieldNames + MapSortField``: every key quoted,
+  object keys as strings, non-ASCII ``\\uXXXX``-escaped, every map sorted
+  (numeric keys numerically, as a Java TreeMap of Long does).
+
+Both drop ``None`` map values (fastjson omits nulls). Values may be dicts,
+lists/tuples/sets, str, int, float, bool, None, enums, or objects with a
+``to_obj()`` method returning such a tree. orjson does the leaf work.
+"""
+
+from __future__ import annotations
+
+import enum
+import json.decoder
+import re
+from typing import Any
+
+import orjson
+
+__all__ = ["ObjectKey", "JSONDecodeError", "loads", "dumps", "object_key"]
+
+
+class JSONDecodeError(ValueError):
+    """The body is neither JSON nor fastjson's dialect of it."""
+
+
+class ObjectKey(str):
+    """A map key that is a JSON object (e.g. a MessageQueue), as its compact JSON text."""
+
+    __slots__ = ()
+
+
+def object_key(obj: Any) -> ObjectKey:
+    """Build the key for an object-keyed map from a dict (or ``to_obj()`` bean)."""
+    return ObjectKey(orjson.dumps(_plain(obj, True), option=orjson.OPT_SORT_KEYS).decode())
+
+
+# --------------------------------------------------------------------------
+# Decoding
+
+_scanstring = json.decoder.scanstring
+_WS = " \t\n\r"
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_$+\-.]+")
+
+
+def loads(data: bytes | bytearray | memoryview | str) -> Any:
+    """Decode a JSON or fastjson-default body; raise :class:`JSONDecodeError` if it is neither."""
+    if isinstance(data, memoryview):
+        data = data.tobytes()
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    if isinstance(data, (bytes, bytearray)):
+        try:
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise JSONDecodeError(f"body is not UTF-8: {e}") from None
+    else:
+        text = data
+    parser = _Parser(text)
+    value = parser.value()
+    parser.ws()
+    if parser.i != len(text):
+        parser.fail("extra data after the JSON value")
+    return value
+
+
+class _Parser:
+    """Tolerant recursive-descent reader for what orjson refuses."""
+
+    __slots__ = ("s", "i", "depth")
+
+    def __init__(self, s: str):
+        self.s = s
+        self.i = 0
+        self.depth = 0
+
+    def fail(self, what: str) -> None:
+        raise JSONDecodeError(f"{what} at char {self.i}")
+
+    def ws(self) -> None:
+        s, i, n = self.s, self.i, len(self.s)
+        while i < n and s[i] in _WS:
+            i += 1
+        self.i = i
+
+    def value(self) -> Any:
+        self.ws()
+        if self.i >= len(self.s):
+            self.fail("unexpected end of data")
+        c = self.s[self.i]
+        if c == "{":
+            return self.obj()
+        if c == "[":
+            return self.arr()
+        if c == '"' or c == "'":
+            return self.string()
+        if self.s.startswith("true", self.i):
+            self.i += 4
+            return True
+        if self.s.startswith("false", self.i):
+            self.i += 5
+            return False
+        if self.s.startswith("null", self.i):
+            self.i += 4
+            return None
+        m = _NUMBER.match(self.s, self.i)
+        if not m or m.end() == self.i:
+            self.fail(f"unexpected character {c!r}")
+        self.i = m.end()
+        text = m.group(0)
+        if m.group(1) or m.group(2):
+            return float(text)
+        return int(text)
+
+    def string(self) -> str:
+        quote = self.s[self.i]
+        if quote == '"':
+            try:
+                v, self.i = _scanstring(self.s, self.i + 1, True)
+            except ValueError as e:
+                raise JSONDecodeError(str(e)) from None
+            return v
+        # fastjson also reads single-quoted strings; no escapes beyond \' and \\ expected.
+        j = self.i + 1
+        out = []
+        n = len(self.s)
+        while j < n and self.s[j] != "'":
+            if self.s[j] == "\\" and j + 1 < n:
+                out.append(self.s[j + 1])
+                j += 2
+                continue
+            out.append(self.s[j])
+            j += 1
+        if j >= n:
+            self.fail("unterminated string")
+        self.i = j + 1
+        return "".join(out)
+
+    def key(self) -> str:
+        self.ws()
+        if self.i >= len(self.s):
+            self.fail("unexpected end of data")
+        c = self.s[self.i]
+        if c == '"' or c == "'":
+            return self.string()
+        if c == "{" or c == "[":
+            v = self.value()
+            return ObjectKey(orjson.dumps(v, option=orjson.OPT_SORT_KEYS).decode())
+        m = _BARE_KEY.match(self.s, self.i)
+        if not m:
+            self.fail(f"bad map key starting with {c!r}")
+        self.i = m.end()
+        return m.group(0)
+
+    def obj(self) -> dict:
+        self.depth += 1
+        if self.depth > 512:
+            self.fail("nesting too deep")
+        self.i += 1
+        out: dict = {}
+        self.ws()
+        if self.s.startswith("}", self.i):
+            self.i += 1
+            self.depth -= 1
+            return out
+        while True:
+            k = self.key()
+            self.ws()
+            if not self.s.startswith(":", self.i):
+                self.fail("expected ':'")
+            self.i += 1
+            out[k] = self.value()
+            self.ws()
+            if self.s.startswith(",", self.i):
+                self.i += 1
+                self.ws()
+                if self.s.startswith("}", self.i):  # trailing comma, as fastjson allows
+                    self.i += 1
+                    break
+                continue
+            if self.s.startswith("}", self.i):
+                self.i += 1
+                break
+            self.fail("expected ',' or '}'")
+        self.depth -= 1
+        return out
+
+    def arr(self) -> list:
+        self.depth += 1
+        if self.depth > 512:
+            self.fail("nesting too deep")
+        self.i += 1
+        out: list = []
+        self.ws()
+        if self.s.startswith("]", self.i):
+            self.i += 1
+            self.depth -= 1
+            return out
+        while True:
+            out.append(self.value())
+            self.ws()
+            if self.s.startswith(",", self.i):
+                self.i += 1
+                self.ws()
+                if self.s.startswith("]", self.i):
+                    self.i += 1
+                    break
+                continue
+            if self.s.startswith("]", self.i):
+                self.i += 1
+                break
+            self.fail("expected ',' or ']'")
+        self.depth -= 1
+        return out
+
+
+# --------------------------------------------------------------------------
+# Encoding
+
+
+def dumps(obj: Any, *, standard: bool = False) -> bytes:
+    """Encode ``obj`` as fastjson would; see the module docstring for the two styles."""
+    if standard:
+        data = orjson.dumps(_plain(obj, True))
+        if data.isascii():
+            return data
+        return _NON_ASCII.sub(_escape_match, data.decode("utf-8")).encode("ascii")
+    out: list[str] = []
+    _write_fast(obj, out)
+    return "".join(out).encode("utf-8")
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _escape_match(m: re.Match) -> str:
+    cp = ord(m.group(0))
+    if cp < 0x10000:
+        return f"\\u{cp:04X}"
+    cp -= 0x10000
+    return f"\\u{0xD800 + (cp >> 10):04X}\\u{0xDC00 + (cp & 0x3FF):04X}"
+
+
+def _java_sorted_keys(keys: list) -> list:
+    if all(isinstance(k, int) and not isinstance(k, bool) for k in keys):
+        return sorted(keys)
+    strs = [k if isinstance(k, str) else _key_text(k) for k in keys]
+    if all(s.isascii() for s in strs):
+        order = sorted(range(len(keys)), key=strs.__getitem__)
+    else:  # Java compares UTF-16 code units
+        order = sorted(range(len(keys)), key=lambda i: strs[i].encode("utf-16-be"))
+    return [keys[i] for i in order]
+
+
+def _key_text(k: Any) -> str:
+    if isinstance(k, bool):
+        return "true" if k else "false"
+    if isinstance(k, enum.Enum):
+        return str(k.name)
+    return str(k)
+
+
+def _plain(obj: Any, sort: bool) -> Any:
+    """Reduce to orjson-native types with str keys (sorted Java-style when ``sort``)."""
+    if isinstance(obj, dict):
+        keys = [k for k, v in obj.items() if v is not None]
+        if sort:
+            keys = _java_sorted_keys(keys)
+        return {(str.__str__(k) if isinstance(k, str) else _key_text(k)): _plain(obj[k], sort) for k in keys}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v, sort) for v in obj]
+    if isinstance(obj, (set, frozenset)):
+        items = [_plain(v, sort) for v in obj]
+        try:
+            items.sort()
+        except TypeError:
+            pass
+        return items
+    if isinstance(obj, enum.Enum):
+        return obj.name
+    if obj is None or isinstance(obj, (str, int, float)):
+        return obj
+    to_obj = getattr(obj, "to_obj", None)
+    if to_obj is not None:
+        return _plain(to_obj(), sort)
+    if isinstance(obj, (bytes, bytearray)):
+        import base64
+
+        return base64.b64encode(bytes(obj)).decode("ascii")
+    raise TypeError(f"cannot encode {type(obj).__name__} as JSON")
+
+
+def _write_fast(obj: Any, out: list[str]) -> None:
+    if isinstance(obj, str):
+        out.append(orjson.dumps(obj).decode("utf-8"))
+    elif isinstance(obj, dict):
+        out.append("{")
+        first = True
+        for k, v in obj.items():
+            if v is None:
+                continue
+            if not first:
+                out.append(",")
+            first = False
+            if isinstance(k, ObjectKey):
+                out.append(str.__str__(k))
+            elif isinstance(k, str):
+                out.append(orjson.dumps(k).decode("utf-8"))
+            elif isinstance(k, (int, float)) and not isinstance(k, bool):
+                out.append(str(k))  # fastjson writes numeric keys bare
+            else:
+                out.append(orjson.dumps(_key_text(k)).decode("utf-8"))
+            out.append(":")
+            _write_fast(v, out)
+        out.append("}")
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        out.append("[")
+        first = True
+        for v in obj:
+            if not first:
+                out.append(",")
+            first = False
+            _write_fast(v, out)
+        out.append("]")
+    elif obj is None or isinstance(obj, (bool, int, float)):
+        out.append(orjson.dumps(obj).decode("ascii"))
+    elif isinstance(obj, enum.Enum):
+        out.append(orjson.dumps(obj.name).decode("utf-8"))
+    elif hasattr(obj, "to_obj"):
+        _write_fast(obj.to_obj(), out)
+    else:
+        out.append(orjson.dumps(_plain(obj, False)).decode("utf-8"))
