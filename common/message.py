@@ -1,0 +1,475 @@
+"""RocketMQ message model and the CommitLog record codec (spec message-and-store-format.md §2-§5).
+
+Pure functions and small slotted classes, no I/O: the store writes records with
+its own precompiled structs (store/commit_log.py) and everything that reads a
+record (pull consumers, admin tools, the store's lookups) uses
+:func:`decode_message`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import struct
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+__all__ = [
+    "MessageConst",
+    "MessageSysFlag",
+    "MESSAGE_MAGIC_CODE",
+    "MESSAGE_MAGIC_CODE_V2",
+    "BLANK_MAGIC_CODE",
+    "NAME_VALUE_SEPARATOR",
+    "PROPERTY_SEPARATOR",
+    "properties_to_string",
+    "string_to_properties",
+    "MessageExt",
+    "MessageDecodeError",
+    "decode_message",
+    "decode_messages",
+    "BatchEntry",
+    "encode_batch_body",
+    "decode_batch_body",
+    "create_offset_msg_id",
+    "decode_offset_msg_id",
+    "host_to_bytes",
+    "bytes_to_host",
+    "is_ipv6_host",
+    "body_crc",
+    "MessageExtBrokerInner",
+    "MessageExtBatch",
+]
+
+MESSAGE_MAGIC_CODE = -626843481  # 0xDAA320A7, record format v1
+MESSAGE_MAGIC_CODE_V2 = -626843477  # 0xDAA320AB, 5.x: int16 topic length
+BLANK_MAGIC_CODE = -875286124  # 0xCBD43194, end-of-file filler
+
+NAME_VALUE_SEPARATOR = "\x01"
+PROPERTY_SEPARATOR = "\x02"
+
+
+class MessageConst:
+    """Property keys (RocketMQ MessageConst, 4.9.7 plus the 5.x ones the spec lists)."""
+
+    KEYS = "KEYS"
+    TAGS = "TAGS"
+    WAIT = "WAIT"
+    WAIT_STORE_MSG_OK = "WAIT"
+    DELAY = "DELAY"
+    DELAY_TIME_LEVEL = "DELAY"
+    RETRY_TOPIC = "RETRY_TOPIC"
+    REAL_TOPIC = "REAL_TOPIC"
+    REAL_QID = "REAL_QID"
+    REAL_QUEUE_ID = "REAL_QID"
+    TRANSACTION_PREPARED = "TRAN_MSG"
+    PRODUCER_GROUP = "PGROUP"
+    MIN_OFFSET = "MIN_OFFSET"
+    MAX_OFFSET = "MAX_OFFSET"
+    BUYER_ID = "BUYER_ID"
+    ORIGIN_MESSAGE_ID = "ORIGIN_MESSAGE_ID"
+    TRANSFER_FLAG = "TRANSFER_FLAG"
+    CORRECTION_FLAG = "CORRECTION_FLAG"
+    MQ2_FLAG = "MQ2_FLAG"
+    RECONSUME_TIME = "RECONSUME_TIME"
+    MSG_REGION = "MSG_REGION"
+    TRACE_SWITCH = "TRACE_ON"
+    UNIQ_KEY = "UNIQ_KEY"
+    UNIQ_CLIENT_MESSAGE_ID_KEYIDX = "UNIQ_KEY"
+    MAX_RECONSUME_TIMES = "MAX_RECONSUME_TIMES"
+    CONSUME_START_TIMESTAMP = "CONSUME_START_TIME"
+    CONSUME_START_TIME = "CONSUME_START_TIME"
+    TRANSACTION_PREPARED_QUEUE_OFFSET = "TRAN_PREPARED_QUEUE_OFFSET"
+    TRAN_PREPARED_QUEUE_OFFSET = "TRAN_PREPARED_QUEUE_OFFSET"
+    TRANSACTION_CHECK_TIMES = "TRANSACTION_CHECK_TIMES"
+    CHECK_IMMUNITY_TIME = "CHECK_IMMUNITY_TIME_IN_SECONDS"
+    CHECK_IMMUNITY_TIME_IN_SECONDS = "CHECK_IMMUNITY_TIME_IN_SECONDS"
+    INSTANCE_ID = "INSTANCE_ID"
+    CORRELATION_ID = "CORRELATION_ID"
+    MESSAGE_REPLY_TO_CLIENT = "REPLY_TO_CLIENT"
+    REPLY_TO_CLIENT = "REPLY_TO_CLIENT"
+    MESSAGE_TTL = "TTL"
+    TTL = "TTL"
+    REPLY_MESSAGE_ARRIVE_TIME = "ARRIVE_TIME"
+    ARRIVE_TIME = "ARRIVE_TIME"
+    PUSH_REPLY_TIME = "PUSH_REPLY_TIME"
+    CLUSTER = "CLUSTER"
+    MESSAGE_TYPE = "MSG_TYPE"
+    MSG_TYPE = "MSG_TYPE"
+    INNER_MULTI_DISPATCH = "INNER_MULTI_DISPATCH"
+    INNER_MULTI_QUEUE_OFFSET = "INNER_MULTI_QUEUE_OFFSET"
+    # 5.x
+    TRANSACTION_ID = "__transactionId__"
+    POP_CK = "POP_CK"
+    POP_CK_OFFSET = "POP_CK_OFFSET"
+    FIRST_POP_TIME = "1ST_POP_TIME"
+    SHARDING_KEY = "__SHARDINGKEY"
+    TIMER_DELAY_SEC = "TIMER_DELAY_SEC"
+    TIMER_DELIVER_MS = "TIMER_DELIVER_MS"
+    TIMER_ENQUEUE_MS = "TIMER_ENQUEUE_MS"
+    TIMER_DEQUEUE_MS = "TIMER_DEQUEUE_MS"
+    TIMER_ROLL_TIMES = "TIMER_ROLL_TIMES"
+    TIMER_OUT_MS = "TIMER_OUT_MS"
+    TIMER_DEL_UNIQKEY = "TIMER_DEL_UNIQKEY"
+    TIMER_DELAY_LEVEL = "TIMER_DELAY_LEVEL"
+    TIMER_DELAY_MS = "TIMER_DELAY_MS"
+    BORN_HOST = "__BORNHOST"
+    BORN_TIMESTAMP = "BORN_TIMESTAMP"
+    DLQ_ORIGIN_TOPIC = "DLQ_ORIGIN_TOPIC"
+    DLQ_ORIGIN_MESSAGE_ID = "DLQ_ORIGIN_MESSAGE_ID"
+    TRACE_CONTEXT = "TRACE_CONTEXT"
+    INNER_NUM = "INNER_NUM"
+    INNER_BASE = "INNER_BASE"
+    CRC32 = "__CRC32#"
+    TRANSIENT_PREFIX = "__RMQ.TRANSIENT."
+
+    KEY_SEPARATOR = " "
+
+
+class MessageSysFlag:
+    """Bits of the record's SYSFLAG (spec §3)."""
+
+    COMPRESSED = 0x1
+    MULTI_TAGS = 0x2
+    TRANSACTION_NOT_TYPE = 0
+    TRANSACTION_PREPARED_TYPE = 0x4
+    TRANSACTION_COMMIT_TYPE = 0x8
+    TRANSACTION_ROLLBACK_TYPE = 0xC
+    TRANSACTION_MASK = 0xC
+    BORNHOST_V6 = 0x10
+    STOREHOSTADDRESS_V6 = 0x20
+    NEED_UNWRAP = 0x40
+    INNER_BATCH = 0x80
+    COMPRESSION_TYPE_MASK = 0x700
+    COMPRESSION_LZ4 = 0x100
+    COMPRESSION_ZSTD = 0x200
+    COMPRESSION_ZLIB = 0x300
+
+    @staticmethod
+    def get_transaction_value(flag: int) -> int:
+        """The transaction type bits of ``flag`` (one of the TRANSACTION_*_TYPE values)."""
+        return flag & 0xC
+
+    @staticmethod
+    def reset_transaction_value(flag: int, type_: int) -> int:
+        """``flag`` with its transaction type replaced by ``type_``."""
+        return (flag & ~0xC) | type_
+
+    @staticmethod
+    def clear_compressed_flag(flag: int) -> int:
+        return flag & ~0x1
+
+
+# --------------------------------------------------------------------------
+# Properties string
+
+
+def properties_to_string(props: Mapping[str, str] | None) -> str:
+    """``k\\x01v\\x02k\\x01v`` without a trailing separator; None values skipped."""
+    if not props:
+        return ""
+    return PROPERTY_SEPARATOR.join(
+        f"{k}{NAME_VALUE_SEPARATOR}{v}" for k, v in props.items() if v is not None
+    )
+
+
+def string_to_properties(s: str | None) -> dict[str, str]:
+    """Parse a properties string the way RocketMQ does (entries need a non-empty key and value)."""
+    result: dict[str, str] = {}
+    if not s:
+        return result
+    for item in s.split(PROPERTY_SEPARATOR):
+        i = item.find(NAME_VALUE_SEPARATOR)
+        if len(item) >= 3 and 0 < i < len(item) - 1:
+            result[item[:i]] = item[i + 1 :]
+    return result
+
+
+# --------------------------------------------------------------------------
+# Hosts and message ids
+
+
+def is_ipv6_host(host: tuple[str, int]) -> bool:
+    return ":" in host[0]
+
+
+def host_to_bytes(host: tuple[str, int]) -> bytes:
+    """Address bytes (4 or 16) of a host tuple, without the port."""
+    addr = host[0]
+    if ":" in addr:
+        return socket.inet_pton(socket.AF_INET6, addr.strip("[]"))
+    return socket.inet_aton(addr)
+
+
+def bytes_to_host(addr: bytes | memoryview, port: int) -> tuple[str, int]:
+    if len(addr) == 4:
+        return (socket.inet_ntoa(bytes(addr)), port)
+    return (ipaddress.IPv6Address(bytes(addr)).compressed, port)
+
+
+def create_offset_msg_id(host: tuple[str, int], phys_offset: int) -> str:
+    """Offset message id: address ‖ int32 port ‖ int64 offset, upper-case hex (spec §5.1)."""
+    return (host_to_bytes(host) + struct.pack(">iq", host[1], phys_offset)).hex().upper()
+
+
+def decode_offset_msg_id(msg_id: str) -> tuple[tuple[str, int], int]:
+    """Inverse of :func:`create_offset_msg_id`; ValueError for a malformed id."""
+    if len(msg_id) not in (32, 56):
+        raise ValueError(f"bad offset msgId length {len(msg_id)}: {msg_id!r}")
+    raw = bytes.fromhex(msg_id)
+    alen = 4 if len(raw) == 16 else 16
+    port, off = struct.unpack_from(">iq", raw, alen)
+    return bytes_to_host(raw[:alen], port), off
+
+
+def body_crc(body: bytes | memoryview) -> int:
+    """BODYCRC as stored: CRC32 & 0x7FFFFFFF."""
+    return zlib.crc32(body) & 0x7FFFFFFF
+
+
+# --------------------------------------------------------------------------
+# Decoded record
+
+
+class MessageDecodeError(ValueError):
+    """A buffer does not hold a valid CommitLog record."""
+
+
+@dataclass(slots=True)
+class MessageExt:
+    """A decoded CommitLog record."""
+
+    topic: str = ""
+    queue_id: int = 0
+    flag: int = 0
+    queue_offset: int = 0
+    commit_log_offset: int = 0
+    sys_flag: int = 0
+    born_timestamp: int = 0
+    born_host: tuple[str, int] = ("0.0.0.0", 0)
+    store_timestamp: int = 0
+    store_host: tuple[str, int] = ("0.0.0.0", 0)
+    reconsume_times: int = 0
+    prepared_transaction_offset: int = 0
+    body: bytes = b""
+    properties: dict[str, str] = field(default_factory=dict)
+    body_crc: int = 0
+    store_size: int = 0
+    magic: int = MESSAGE_MAGIC_CODE
+    properties_string: str = ""
+
+    @property
+    def msg_id(self) -> str:
+        """Offset message id (store host + commit-log offset)."""
+        return create_offset_msg_id(self.store_host, self.commit_log_offset)
+
+    @property
+    def tags(self) -> str | None:
+        return self.properties.get(MessageConst.TAGS)
+
+    @property
+    def keys(self) -> str | None:
+        return self.properties.get(MessageConst.KEYS)
+
+    @property
+    def uniq_key(self) -> str | None:
+        return self.properties.get(MessageConst.UNIQ_KEY)
+
+
+# TOTALSIZE MAGIC BODYCRC QUEUEID FLAG QUEUEOFFSET PHYSOFFSET SYSFLAG BORNTS
+_HEAD = struct.Struct(">iiiiiqqiq")
+_I32 = struct.Struct(">i")
+_I16 = struct.Struct(">h")
+_I64 = struct.Struct(">q")
+_TAIL = struct.Struct(">iqi")  # RECONSUMETIMES PREPAREDOFFSET BODYLENGTH
+
+
+def decode_message(buf, offset: int = 0, *, read_body: bool = True) -> MessageExt:
+    """Decode one record starting at ``offset`` of ``buf`` (bytes, bytearray, memoryview, mmap).
+
+    Accepts v1 and v2 (5.x long-topic) magic. Raises MessageDecodeError when
+    the magic or the lengths do not make a record. The body is returned as
+    stored (still compressed when COMPRESSED is set).
+    """
+    mv = memoryview(buf)
+    n = len(mv)
+    if offset + _HEAD.size > n:
+        raise MessageDecodeError(f"truncated record header at {offset}")
+    (total, magic, crc, qid, flag, qoff, poff, sysflag, born_ts) = _HEAD.unpack_from(mv, offset)
+    if magic != MESSAGE_MAGIC_CODE and magic != MESSAGE_MAGIC_CODE_V2:
+        raise MessageDecodeError(f"bad magic {magic:#x} at {offset}")
+    if total < 91 or offset + total > n:
+        raise MessageDecodeError(f"bad total size {total} at {offset}")
+    end = offset + total
+    try:
+        p = offset + _HEAD.size
+        alen = 16 if sysflag & MessageSysFlag.BORNHOST_V6 else 4
+        born_host = bytes_to_host(mv[p : p + alen], _I32.unpack_from(mv, p + alen)[0])
+        p += alen + 4
+        store_ts = _I64.unpack_from(mv, p)[0]
+        p += 8
+        alen = 16 if sysflag & MessageSysFlag.STOREHOSTADDRESS_V6 else 4
+        store_host = bytes_to_host(mv[p : p + alen], _I32.unpack_from(mv, p + alen)[0])
+        p += alen + 4
+        reconsume, prepared, body_len = _TAIL.unpack_from(mv, p)
+        p += _TAIL.size
+        if body_len < 0 or p + body_len > end:
+            raise MessageDecodeError(f"bad body length {body_len} at {offset}")
+        body = bytes(mv[p : p + body_len]) if read_body else b""
+        p += body_len
+        if magic == MESSAGE_MAGIC_CODE:
+            tlen = mv[p]
+            p += 1
+        else:
+            tlen = _I16.unpack_from(mv, p)[0]
+            p += 2
+        topic = bytes(mv[p : p + tlen]).decode("utf-8")
+        p += tlen
+        plen = _I16.unpack_from(mv, p)[0] & 0xFFFF
+        p += 2
+        if p + plen != end:
+            raise MessageDecodeError(f"record lengths do not add up at {offset}")
+        props_str = bytes(mv[p : p + plen]).decode("utf-8") if plen else ""
+    except (struct.error, IndexError, UnicodeDecodeError, OSError) as e:
+        raise MessageDecodeError(f"malformed record at {offset}: {e}") from None
+    return MessageExt(
+        topic=topic,
+        queue_id=qid,
+        flag=flag,
+        queue_offset=qoff,
+        commit_log_offset=poff,
+        sys_flag=sysflag,
+        born_timestamp=born_ts,
+        born_host=born_host,
+        store_timestamp=store_ts,
+        store_host=store_host,
+        reconsume_times=reconsume,
+        prepared_transaction_offset=prepared,
+        body=body,
+        properties=string_to_properties(props_str),
+        body_crc=crc,
+        store_size=total,
+        magic=magic,
+        properties_string=props_str,
+    )
+
+
+def decode_messages(buf, *, read_body: bool = True) -> list[MessageExt]:
+    """Decode concatenated records (e.g. a pull response body)."""
+    out: list[MessageExt] = []
+    mv = memoryview(buf)
+    pos = 0
+    n = len(mv)
+    while pos + 8 <= n:
+        m = decode_message(mv, pos, read_body=read_body)
+        out.append(m)
+        pos += m.store_size
+    return out
+
+
+# --------------------------------------------------------------------------
+# Client batch body (remoting-protocol.md §13.3)
+
+
+@dataclass(slots=True)
+class BatchEntry:
+    """One message of a client batch body."""
+
+    body: bytes
+    flag: int = 0
+    properties: dict[str, str] = field(default_factory=dict)
+    properties_string: str = ""
+
+
+_BATCH_HEAD = struct.Struct(">iiiii")  # totalSize magic bodyCRC flag bodyLen
+
+
+def encode_batch_body(messages: Iterable) -> bytes:
+    """Encode messages (objects with ``body``, ``flag``, ``properties``) as a client batch body."""
+    parts: list[bytes] = []
+    for m in messages:
+        props = getattr(m, "properties", None) or {}
+        pbytes = properties_to_string(props).encode("utf-8")
+        body = bytes(m.body)
+        total = 4 + 4 + 4 + 4 + 4 + len(body) + 2 + len(pbytes)
+        parts.append(_BATCH_HEAD.pack(total, 0, 0, getattr(m, "flag", 0) or 0, len(body)))
+        parts.append(body)
+        parts.append(_I16.pack(len(pbytes)))
+        parts.append(pbytes)
+    return b"".join(parts)
+
+
+def decode_batch_body(body: bytes | memoryview) -> list[BatchEntry]:
+    """Split a client batch body; MessageDecodeError when it is malformed."""
+    mv = memoryview(body)
+    out: list[BatchEntry] = []
+    pos = 0
+    n = len(mv)
+    while pos < n:
+        if pos + _BATCH_HEAD.size > n:
+            raise MessageDecodeError(f"truncated batch entry at {pos}")
+        total, _magic, _crc, flag, blen = _BATCH_HEAD.unpack_from(mv, pos)
+        p = pos + _BATCH_HEAD.size
+        if blen < 0 or p + blen + 2 > n:
+            raise MessageDecodeError(f"bad batch body length at {pos}")
+        b = bytes(mv[p : p + blen])
+        p += blen
+        plen = _I16.unpack_from(mv, p)[0] & 0xFFFF
+        p += 2
+        if p + plen > n:
+            raise MessageDecodeError(f"bad batch properties length at {pos}")
+        try:
+            ps = bytes(mv[p : p + plen]).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise MessageDecodeError(f"batch properties not UTF-8 at {pos}") from e
+        p += plen
+        if total != p - pos:
+            raise MessageDecodeError(f"batch entry size mismatch at {pos}")
+        out.append(BatchEntry(body=b, flag=flag, properties=string_to_properties(ps), properties_string=ps))
+        pos = p
+    return out
+
+
+# --------------------------------------------------------------------------
+# What the broker hands to the store
+
+
+@dataclass(slots=True)
+class MessageExtBrokerInner:
+    """A message about to be appended (the broker fills it; the store stamps offsets and time)."""
+
+    topic: str = ""
+    queue_id: int = 0
+    flag: int = 0
+    body: bytes = b""
+    properties: dict[str, str] = field(default_factory=dict)
+    properties_string: str = ""
+    tags_code: int = 0
+    sys_flag: int = 0
+    born_timestamp: int = 0
+    born_host: tuple[str, int] = ("127.0.0.1", 0)
+    store_host: tuple[str, int] = ("127.0.0.1", 10911)
+    reconsume_times: int = 0
+    prepared_transaction_offset: int = 0
+    # filled by the store
+    store_timestamp: int = 0
+    queue_offset: int = 0
+    commit_log_offset: int = 0
+    body_crc: int = -1
+
+    def properties_bytes(self) -> bytes:
+        """The stored properties (``properties_string``, or the map serialized when it is empty)."""
+        s = self.properties_string
+        if not s and self.properties:
+            s = properties_to_string(self.properties)
+            self.properties_string = s
+        return s.encode("utf-8")
+
+    def get_property(self, key: str) -> str | None:
+        return self.properties.get(key)
+
+
+@dataclass(slots=True)
+class MessageExtBatch(MessageExtBrokerInner):
+    """A client batch: ``body`` is the batch-encoded body; the store writes one record per entry."""
