@@ -1,0 +1,435 @@
+"""EntryPusher: DLedger's replication (spec dledger.md §4) as a tick/step state machine.
+
+* :class:`EntryDispatcher` - one per follower on the leader: COMPARE, TRUNCATE,
+  APPEND and COMMIT pushes with a bounded in-flight window.
+* :class:`QuorumAckChecker` - leader: committed index from the peers' water
+  marks; completes waiting proposals.
+* :class:`EntryHandler` - follower: applies pushes in index order, answers
+  duplicates, and forces a COMPARE when a gap does not fill in time.
+
+Deviation from DLedger 0.3.1.2, on purpose: the leader only commits by counting
+an entry of its own term (Raft §5.4.2); see :class:`QuorumAckChecker`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from dledger.context import AppendResult, CoreContext
+from dledger.entry import DLedgerEntry
+from dledger.protocol import (
+    DLedgerError,
+    PushEntryRequest,
+    PushEntryResponse,
+    PushType,
+    Role,
+)
+from dledger.protocol import (
+    DLedgerResponseCode as C,
+)
+
+__all__ = ["EntryPusher", "EntryDispatcher", "QuorumAckChecker", "EntryHandler", "MAX_PENDING_PUSHES"]
+
+MAX_PENDING_PUSHES = 1000  # DLedger's in-flight APPEND window per follower
+_RPC_TIMEOUT_MS = 3000
+_RETRY_AFTER_ERROR_MS = 500
+_COMMIT_PUSH_IDLE_MS = 1000
+_FOLLOWER_PUSH_TIMEOUT_MS = 1000
+
+
+class _Inflight(enum.Enum):
+    COMPARE = 1
+    TRUNCATE = 2
+
+
+@dataclass
+class EntryDispatcher:
+    """Leader-side push state for one follower."""
+
+    peer: str
+    type: PushType = PushType.COMPARE
+    term: int = -1
+    write_index: int = -1
+    compare_index: int = -1
+    pending: dict[int, int] = field(default_factory=dict)  # index -> tick sent
+    rids: dict[int, int] = field(default_factory=dict)  # rid -> index of in-flight APPEND pushes
+    inflight: tuple[int, _Inflight, int, int] | None = None  # (rid, kind, index, tick sent)
+    retry_at: int = 0
+    last_push: int = 0
+
+
+class QuorumAckChecker:
+    """Leader: advance the committed index to what a quorum stores; complete proposals."""
+
+    def __init__(self, ctx: CoreContext):
+        self.ctx = ctx
+        self.water_marks: dict[str, int] = {}
+        self.pending_appends: dict[int, int] = {}  # index -> deadline tick
+
+    def reset(self, leader: bool) -> None:
+        ms = self.ctx.ms
+        for index in sorted(self.pending_appends):
+            e = self.ctx.storage.get(index)
+            pos = e.pos if e is not None else -1
+            self.ctx.append_results.append(AppendResult(index, int(C.TERM_CHANGED), -1, pos))
+        self.pending_appends.clear()
+        self.water_marks = {p: -1 for p in ms.peer_map}
+        if leader:
+            self.water_marks[ms.self_id] = ms.ledger_end_index
+
+    def update_peer(self, peer: str, index: int) -> None:
+        if index > self.water_marks.get(peer, -1):
+            self.water_marks[peer] = index
+
+    def check(self) -> None:
+        ms = self.ctx.ms
+        if not ms.is_leader():
+            return
+        marks = sorted(self.water_marks.values(), reverse=True)
+        quorum_index = marks[len(marks) // 2]
+        if quorum_index > ms.committed_index:
+            e = self.ctx.storage.get(min(quorum_index, ms.ledger_end_index))
+            # Raft's rule: an older term's entry is committed only through a later entry
+            # of the current term (DLedger counts any index, which loses data, Raft fig. 8).
+            if e is not None and e.term == ms.curr_term:
+                set_committed(self.ctx, e.index)
+        done = [i for i in self.pending_appends if i <= ms.committed_index]
+        for i in sorted(done):
+            del self.pending_appends[i]
+            e = self.ctx.storage.get(i)
+            self.ctx.append_results.append(AppendResult(i, int(C.SUCCESS), e.term, e.pos))
+
+    def expire(self) -> None:
+        now = self.ctx.now
+        late = [i for i, dl in self.pending_appends.items() if dl <= now]
+        for i in sorted(late):
+            del self.pending_appends[i]
+            e = self.ctx.storage.get(i)
+            self.ctx.append_results.append(
+                AppendResult(i, int(C.WAIT_QUORUM_ACK_TIMEOUT), e.term if e else -1, e.pos if e else -1)
+            )
+
+
+def set_committed(ctx: CoreContext, index: int) -> None:
+    """updateCommittedIndex: only forward, never past the local log end."""
+    ms = ctx.ms
+    index = min(index, ms.ledger_end_index)
+    if index > ms.committed_index and index >= ms.ledger_begin_index:
+        ms.committed_index = index
+
+
+class EntryHandler:
+    """Follower: push requests waiting for their turn (DLedger's writeRequestMap)."""
+
+    def __init__(self, ctx: CoreContext):
+        self.ctx = ctx
+        self.write_requests: dict[int, tuple[PushEntryRequest, int]] = {}  # first index -> (req, arrival)
+
+    def reset(self) -> None:
+        self.write_requests.clear()
+
+    def _reply(self, req: PushEntryRequest, code: C, index: int | None = None) -> None:
+        ms = self.ctx.ms
+        self.ctx.respond(
+            req.reply(
+                PushEntryResponse,
+                code=int(code),
+                term=ms.curr_term,
+                leader_id=ms.leader_id,
+                index=req.first_index if index is None else index,
+                count=req.count,
+                begin_index=ms.ledger_begin_index,
+                end_index=ms.ledger_end_index,
+            )
+        )
+
+    def _check_leader(self, req: PushEntryRequest) -> C | None:
+        ms = self.ctx.ms
+        if not ms.is_follower():
+            return C.NOT_FOLLOWER
+        if req.term != ms.curr_term:
+            return C.INCONSISTENT_TERM
+        if req.leader_id != ms.leader_id:
+            return C.INCONSISTENT_LEADER
+        return None
+
+    def _entries(self, req: PushEntryRequest) -> list[DLedgerEntry]:
+        return req.batch_entry if req.batch_entry else ([req.entry] if req.entry is not None else [])
+
+    def handle_push(self, req: PushEntryRequest) -> None:
+        ctx = self.ctx
+        ms = ctx.ms
+        if req.type is PushType.APPEND:
+            entries = self._entries(req)
+            if not entries:
+                self._reply(req, C.REQUEST_WITH_EMPTY_BODYS)
+                return
+            first = entries[0].index
+            if first in self.write_requests:
+                self._reply(req, C.REPEATED_PUSH)
+                return
+            self.write_requests[first] = (req, ctx.now)
+            self._drain()
+            return
+        bad = self._check_leader(req)
+        if req.type is PushType.COMMIT:
+            if bad is not None:
+                self._reply(req, bad)
+                return
+            set_committed(ctx, req.commit_index)
+            self._reply(req, C.SUCCESS)
+            return
+        # COMPARE / TRUNCATE: whatever was queued is stale now.
+        self.write_requests.clear()
+        if bad is not None or req.entry is None:
+            self._reply(req, bad or C.UNEXPECTED_ARGUMENT)
+            return
+        if req.type is PushType.COMPARE:
+            local = ctx.storage.get(req.entry.index)
+            ok = local is not None and local.same_as(req.entry)
+            self._reply(req, C.SUCCESS if ok else C.INCONSISTENT_STATE)
+            return
+        try:
+            ctx.storage.truncate(req.entry)
+        except DLedgerError as e:
+            self._reply(req, e.code)
+            return
+        ms.committed_index = min(ms.committed_index, ms.ledger_end_index)
+        ctx.must_sync = True
+        set_committed(ctx, req.commit_index)
+        self._reply(req, C.SUCCESS)
+
+    def _drain(self) -> None:
+        """Apply queued APPEND pushes in index order; answer those already stored."""
+        ctx = self.ctx
+        storage = ctx.storage
+        while True:
+            end = storage.ledger_end_index
+            old = [i for i in self.write_requests if i <= end]
+            for i in sorted(old):
+                req, _ = self.write_requests.pop(i)
+                # A lost acknowledgement: confirm if the stored entries are the pushed ones.
+                entries = self._entries(req)
+                ok = all((loc := storage.get(e.index)) is not None and loc.same_as(e) for e in entries)
+                if ok and self._check_leader(req) is None:
+                    set_committed(ctx, req.commit_index)
+                self._reply(req, C.SUCCESS if ok else C.INCONSISTENT_STATE)
+            item = self.write_requests.pop(end + 1, None)
+            if item is None:
+                return
+            req, _ = item
+            bad = self._check_leader(req)
+            if bad is not None:
+                self._reply(req, C.INCONSISTENT_STATE)
+                continue
+            try:
+                for e in self._entries(req):
+                    ctx.written.append(storage.append(e.index, e.term, e.body, pos=e.pos))
+            except DLedgerError:
+                self._reply(req, C.INCONSISTENT_STATE)
+                continue
+            set_committed(ctx, req.commit_index)
+            self._reply(req, C.SUCCESS)
+
+    def tick(self) -> None:
+        """A gap that does not fill: fail the earliest timed-out push so the leader compares."""
+        if not self.write_requests:
+            return
+        ctx = self.ctx
+        limit = ctx.cfg.ticks(_FOLLOWER_PUSH_TIMEOUT_MS)
+        if ctx.storage.ledger_end_index + 1 in self.write_requests:
+            self._drain()
+            return
+        late = [i for i, (_r, t) in self.write_requests.items() if ctx.now - t >= limit]
+        if late:
+            req, _ = self.write_requests.pop(min(late))
+            self._reply(req, C.INCONSISTENT_STATE)
+
+
+class EntryPusher:
+    """Leader dispatchers + quorum checker + follower handler of one member."""
+
+    def __init__(self, ctx: CoreContext):
+        self.ctx = ctx
+        self.dispatchers = {p: EntryDispatcher(p) for p in ctx.ms.other_peers()}
+        self.checker = QuorumAckChecker(ctx)
+        self.handler = EntryHandler(ctx)
+        t = ctx.cfg.ticks
+        self._rpc_timeout = t(_RPC_TIMEOUT_MS)
+        self._retry = t(_RETRY_AFTER_ERROR_MS)
+        self._commit_idle = t(_COMMIT_PUSH_IDLE_MS)
+        self._push_timeout = t(ctx.cfg.maxPushTimeOutMs)
+
+    # ------------------------------------------------------------------ lifecycle
+    def on_role_change(self, role: Role, term: int) -> None:
+        leader = role is Role.LEADER
+        self.checker.reset(leader)
+        self.handler.reset()
+        for d in self.dispatchers.values():
+            self._to_compare(d)
+            d.term = term
+            d.retry_at = 0
+            d.last_push = self.ctx.now
+        if leader:
+            self.pump_all()
+
+    def lag_of(self, peer: str) -> int:
+        ms = self.ctx.ms
+        return ms.ledger_end_index - self.checker.water_marks.get(peer, -1)
+
+    # ------------------------------------------------------------------ leader write path
+    def on_appended(self, entry: DLedgerEntry) -> None:
+        """A leader append: own water mark, a waiting proposal, pushes."""
+        ctx = self.ctx
+        self.checker.update_peer(ctx.ms.self_id, entry.index)
+        self.checker.pending_appends[entry.index] = ctx.now + ctx.cfg.ticks(ctx.cfg.maxWaitAckTimeMs)
+        self.pump_all()
+        self.checker.check()
+
+    def pending_count(self) -> int:
+        return len(self.checker.pending_appends)
+
+    # ------------------------------------------------------------------ dispatchers
+    def _to_compare(self, d: EntryDispatcher) -> None:
+        d.type = PushType.COMPARE
+        d.compare_index = -1
+        d.pending.clear()
+        d.rids.clear()
+        d.inflight = None
+
+    def _to_append(self, d: EntryDispatcher, index: int) -> None:
+        d.type = PushType.APPEND
+        d.pending.clear()
+        d.rids.clear()
+        d.inflight = None
+        self.checker.update_peer(d.peer, index)
+        d.write_index = index + 1
+        self.checker.check()
+
+    def _push(self, d: EntryDispatcher, type_: PushType, entry: DLedgerEntry | None) -> PushEntryRequest:
+        ms = self.ctx.ms
+        d.last_push = self.ctx.now
+        return self.ctx.send(
+            PushEntryRequest(
+                to=d.peer,
+                term=ms.curr_term,
+                leader_id=ms.self_id,
+                type=type_,
+                entry=entry,
+                commit_index=ms.committed_index,
+            )
+        )
+
+    def pump_all(self) -> None:
+        for d in self.dispatchers.values():
+            self.pump(d)
+
+    def pump(self, d: EntryDispatcher) -> None:
+        ctx = self.ctx
+        ms = ctx.ms
+        if not ms.is_leader() or d.inflight is not None or ctx.now < d.retry_at:
+            return
+        storage = ctx.storage
+        if d.type is PushType.COMPARE:
+            end = ms.ledger_end_index
+            if end < 0:
+                return
+            if d.compare_index == -1 or not (ms.ledger_begin_index <= d.compare_index <= end):
+                d.compare_index = end
+            m = self._push(d, PushType.COMPARE, storage.get(d.compare_index))
+            d.inflight = (m.rid, _Inflight.COMPARE, d.compare_index, ctx.now)
+        elif d.type is PushType.APPEND:
+            while d.write_index <= ms.ledger_end_index and len(d.pending) < MAX_PENDING_PUSHES:
+                m = self._push(d, PushType.APPEND, storage.get(d.write_index))
+                d.pending[d.write_index] = ctx.now
+                d.rids[m.rid] = d.write_index
+                d.write_index += 1
+
+    def _truncate(self, d: EntryDispatcher, index: int) -> None:
+        d.type = PushType.TRUNCATE
+        m = self._push(d, PushType.TRUNCATE, self.ctx.storage.get(index))
+        d.inflight = (m.rid, _Inflight.TRUNCATE, index, self.ctx.now)
+
+    def on_push_response(self, resp: PushEntryResponse) -> None:
+        ctx = self.ctx
+        ms = ctx.ms
+        d = self.dispatchers.get(resp.frm)
+        if d is None or not ms.is_leader():
+            return
+        code = resp.code
+        if d.inflight is not None and d.inflight[0] == resp.rid:
+            _rid, kind, index, _t = d.inflight
+            d.inflight = None
+            if kind is _Inflight.TRUNCATE:
+                if code == C.SUCCESS:
+                    self._to_append(d, index)
+                else:
+                    self._retry_compare(d)
+            elif code not in (C.SUCCESS, C.INCONSISTENT_STATE):
+                self._retry_compare(d)
+            else:
+                self._after_compare(d, index, code, resp)
+            self.pump(d)
+            return
+        index = d.rids.pop(resp.rid, None)
+        if index is None or d.type is not PushType.APPEND:
+            return  # COMMIT pushes and stale answers
+        if code == C.SUCCESS:
+            d.pending.pop(index, None)
+            self.checker.update_peer(d.peer, index + max(1, resp.count) - 1)
+            self.checker.check()
+            self.pump(d)
+        elif code == C.INCONSISTENT_STATE:
+            self._to_compare(d)
+            self.pump(d)
+
+    def _retry_compare(self, d: EntryDispatcher) -> None:
+        self._to_compare(d)
+        d.retry_at = self.ctx.now + self._retry
+
+    def _after_compare(self, d: EntryDispatcher, index: int, code: int, resp: PushEntryResponse) -> None:
+        ms = self.ctx.ms
+        f_begin, f_end = resp.begin_index, resp.end_index
+        truncate_index = -1
+        if code == C.SUCCESS and index == f_end:
+            self._to_append(d, index)
+            return
+        if code == C.SUCCESS:
+            truncate_index = index
+        elif f_end < ms.ledger_begin_index or f_begin > ms.ledger_end_index or index < f_begin:
+            truncate_index = ms.ledger_begin_index
+        elif index > f_end:
+            d.compare_index = f_end
+        else:
+            d.compare_index = index - 1
+        if truncate_index == -1 and d.compare_index < ms.ledger_begin_index:
+            truncate_index = ms.ledger_begin_index
+        if truncate_index != -1:
+            self._truncate(d, truncate_index)
+
+    # ------------------------------------------------------------------ time
+    def tick(self) -> None:
+        ctx = self.ctx
+        ms = ctx.ms
+        if ms.is_follower():
+            self.handler.tick()
+        if not ms.is_leader():
+            return
+        now = ctx.now
+        for d in self.dispatchers.values():
+            if d.inflight is not None and now - d.inflight[3] >= self._rpc_timeout:
+                self._retry_compare(d)
+            if d.type is PushType.APPEND:
+                wm = self.checker.water_marks.get(d.peer, -1)
+                for i in [i for i in d.pending if i <= wm]:
+                    del d.pending[i]
+                sent = d.pending.get(wm + 1)
+                if sent is not None and now - sent >= self._push_timeout:
+                    m = self._push(d, PushType.APPEND, ctx.storage.get(wm + 1))
+                    d.pending[wm + 1] = now
+                    d.rids[m.rid] = wm + 1
+                elif d.write_index > ms.ledger_end_index and now - d.last_push >= self._commit_idle:
+                    self._push(d, PushType.COMMIT, None)
+            self.pump(d)
+        self.checker.expire()

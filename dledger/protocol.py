@@ -1,0 +1,319 @@
+"""DLedger RPC vocabulary: request codes, response codes, vote results and the messages.
+
+Messages are plain dataclasses with DLedger's field meanings; ``to_json`` /
+``from_json`` give the fastjson bodies of spec dledger.md §8. Three fields are
+not on the wire and exist for the core and its driver: ``frm``/``to`` (who sends
+to whom) and ``rid`` (request id: a response carries the id of the request it
+answers, as the remoting ``opaque`` does).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, fields
+from typing import ClassVar
+
+from dledger.entry import DLedgerEntry
+
+__all__ = [
+    "RequestCode",
+    "DLedgerResponseCode",
+    "VoteResult",
+    "ParseResult",
+    "PushType",
+    "Role",
+    "DLedgerError",
+    "Message",
+    "VoteRequest",
+    "VoteResponse",
+    "HeartBeatRequest",
+    "HeartBeatResponse",
+    "PushEntryRequest",
+    "PushEntryResponse",
+    "LeadershipTransferRequest",
+    "LeadershipTransferResponse",
+    "message_from_json",
+]
+
+
+class RequestCode(enum.IntEnum):
+    """DLedger remoting request codes (spec §8)."""
+
+    METADATA = 50000
+    APPEND = 50001
+    GET = 50002
+    VOTE = 51001
+    HEART_BEAT = 51002
+    PULL = 51003
+    PUSH = 51004
+    LEADERSHIP_TRANSFER = 51005
+
+
+class DLedgerResponseCode(enum.IntEnum):
+    """The ``code`` field carried inside every DLedger response body (spec §8.1)."""
+
+    UNKNOWN = -1
+    SUCCESS = 200
+    TIMEOUT = 300
+    METADATA_ERROR = 301
+    NETWORK_ERROR = 302
+    UNSUPPORTED = 303
+    UNKNOWN_GROUP = 400
+    UNKNOWN_MEMBER = 401
+    UNEXPECTED_MEMBER = 402
+    EXPIRED_TERM = 403
+    NOT_LEADER = 404
+    NOT_FOLLOWER = 405
+    INCONSISTENT_STATE = 406
+    INCONSISTENT_TERM = 407
+    INCONSISTENT_INDEX = 408
+    INCONSISTENT_LEADER = 409
+    INDEX_OUT_OF_RANGE = 410
+    UNEXPECTED_ARGUMENT = 411
+    REPEATED_REQUEST = 412
+    REPEATED_PUSH = 413
+    DISK_ERROR = 414
+    DISK_FULL = 415
+    TERM_NOT_READY = 416
+    FALL_BEHIND_TOO_MUCH = 417
+    TAKE_LEADERSHIP_FAILED = 418
+    INDEX_LESS_THAN_LOCAL_BEGIN = 419
+    REQUEST_WITH_EMPTY_BODYS = 420
+    PUSH_REQUEST_IS_FULL = 421
+    INTERNAL_ERROR = 500
+    TERM_CHANGED = 501
+    WAIT_QUORUM_ACK_TIMEOUT = 502
+    LEADER_PENDING_FULL = 503
+    ILLEGAL_MEMBER_STATE = 504
+    LEADER_NOT_READY = 505
+    LEADER_TRANSFERRING = 506
+
+
+class VoteResult(enum.Enum):
+    """VoteResponse.RESULT."""
+
+    UNKNOWN = "UNKNOWN"
+    ACCEPT = "ACCEPT"
+    REJECT_UNKNOWN_LEADER = "REJECT_UNKNOWN_LEADER"
+    REJECT_UNEXPECTED_LEADER = "REJECT_UNEXPECTED_LEADER"
+    REJECT_EXPIRED_VOTE_TERM = "REJECT_EXPIRED_VOTE_TERM"
+    REJECT_ALREADY_VOTED = "REJECT_ALREADY_VOTED"
+    REJECT_ALREADY_HAS_LEADER = "REJECT_ALREADY_HAS_LEADER"
+    REJECT_TERM_NOT_READY = "REJECT_TERM_NOT_READY"
+    REJECT_TERM_SMALL_THAN_LEDGER = "REJECT_TERM_SMALL_THAN_LEDGER"
+    REJECT_EXPIRED_LEDGER_TERM = "REJECT_EXPIRED_LEDGER_TERM"
+    REJECT_SMALL_LEDGER_END_INDEX = "REJECT_SMALL_LEDGER_END_INDEX"
+    REJECT_TAKING_LEADERSHIP = "REJECT_TAKING_LEADERSHIP"
+
+
+class ParseResult(enum.Enum):
+    """VoteResponse.ParseResult: the outcome of counting one vote round."""
+
+    WAIT_TO_REVOTE = "WAIT_TO_REVOTE"
+    REVOTE_IMMEDIATELY = "REVOTE_IMMEDIATELY"
+    PASSED = "PASSED"
+    WAIT_TO_VOTE_NEXT = "WAIT_TO_VOTE_NEXT"
+
+
+class PushType(enum.Enum):
+    """PushEntryRequest.Type."""
+
+    APPEND = "APPEND"
+    COMMIT = "COMMIT"
+    COMPARE = "COMPARE"
+    TRUNCATE = "TRUNCATE"
+
+
+class Role(enum.Enum):
+    """MemberState.Role."""
+
+    UNKNOWN = "UNKNOWN"
+    CANDIDATE = "CANDIDATE"
+    LEADER = "LEADER"
+    FOLLOWER = "FOLLOWER"
+
+
+class DLedgerError(Exception):
+    """A DLedger precondition failed; ``code`` is the DLedgerResponseCode to report."""
+
+    def __init__(self, code: DLedgerResponseCode, msg: str = ""):
+        super().__init__(f"{code.name}: {msg}" if msg else code.name)
+        self.code = code
+
+
+# JSON key for each python attribute that differs from a plain camelCase rename.
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p.capitalize() for p in rest)
+
+
+_NOT_WIRE = {"frm", "to", "rid"}
+
+
+@dataclass(slots=True, kw_only=True)
+class Message:
+    """RequestOrResponse: the fields every DLedger request and response carries."""
+
+    CODE: ClassVar[RequestCode]
+    IS_RESPONSE: ClassVar[bool] = False
+
+    group: str = ""
+    remote_id: str | None = None
+    local_id: str | None = None
+    code: int = DLedgerResponseCode.SUCCESS
+    leader_id: str | None = None
+    term: int = -1
+    frm: str = ""
+    to: str = ""
+    rid: int = 0
+
+    def to_json(self) -> dict:
+        """The fastjson body (nulls omitted, as fastjson does by default)."""
+        out: dict = {}
+        for f in fields(self):
+            if f.name in _NOT_WIRE:
+                continue
+            v = getattr(self, f.name)
+            if v is None:
+                continue
+            if isinstance(v, enum.Enum):
+                v = v.value if isinstance(v.value, str) else int(v)
+            elif isinstance(v, DLedgerEntry):
+                v = v.to_json()
+            elif isinstance(v, list):
+                v = [e.to_json() if isinstance(e, DLedgerEntry) else e for e in v]
+            out[_camel(f.name)] = v
+        return out
+
+    @classmethod
+    def from_json(cls, d: dict) -> Message:
+        """Parse a fastjson body; unknown keys (fastjson's derived getters) are ignored."""
+        kwargs = {}
+        for f in fields(cls):
+            key = _camel(f.name)
+            if f.name in _NOT_WIRE or key not in d:
+                continue
+            kwargs[f.name] = cls._parse_field(f.name, d[key])
+        return cls(**kwargs)
+
+    @classmethod
+    def _parse_field(cls, name: str, v):
+        return v
+
+    def reply(self, cls: type[Message], **kw) -> Message:
+        """A response to this request: same group and rid, addressed back to the sender."""
+        return cls(
+            group=self.group,
+            remote_id=self.local_id,
+            local_id=self.remote_id,
+            frm=self.to,
+            to=self.frm,
+            rid=self.rid,
+            **kw,
+        )
+
+
+@dataclass(slots=True, kw_only=True)
+class VoteRequest(Message):
+    CODE: ClassVar[RequestCode] = RequestCode.VOTE
+    ledger_end_index: int = -1
+    ledger_end_term: int = -1
+
+
+@dataclass(slots=True, kw_only=True)
+class VoteResponse(Message):
+    CODE: ClassVar[RequestCode] = RequestCode.VOTE
+    IS_RESPONSE: ClassVar[bool] = True
+    vote_result: VoteResult = VoteResult.UNKNOWN
+
+    @classmethod
+    def _parse_field(cls, name, v):
+        return VoteResult(v) if name == "vote_result" else v
+
+
+@dataclass(slots=True, kw_only=True)
+class HeartBeatRequest(Message):
+    CODE: ClassVar[RequestCode] = RequestCode.HEART_BEAT
+
+
+@dataclass(slots=True, kw_only=True)
+class HeartBeatResponse(Message):
+    CODE: ClassVar[RequestCode] = RequestCode.HEART_BEAT
+    IS_RESPONSE: ClassVar[bool] = True
+
+
+@dataclass(slots=True, kw_only=True)
+class PushEntryRequest(Message):
+    CODE: ClassVar[RequestCode] = RequestCode.PUSH
+    commit_index: int = -1
+    type: PushType = PushType.APPEND
+    entry: DLedgerEntry | None = None
+    batch_entry: list[DLedgerEntry] = field(default_factory=list)
+
+    @property
+    def first_index(self) -> int:
+        if self.batch_entry:
+            return self.batch_entry[0].index
+        return self.entry.index if self.entry is not None else -1
+
+    @property
+    def count(self) -> int:
+        return len(self.batch_entry) if self.batch_entry else (1 if self.entry is not None else 0)
+
+    @classmethod
+    def _parse_field(cls, name, v):
+        if name == "type":
+            return PushType(v)
+        if name == "entry":
+            return DLedgerEntry.from_json(v)
+        if name == "batch_entry":
+            return [DLedgerEntry.from_json(e) for e in v]
+        return v
+
+
+@dataclass(slots=True, kw_only=True)
+class PushEntryResponse(Message):
+    CODE: ClassVar[RequestCode] = RequestCode.PUSH
+    IS_RESPONSE: ClassVar[bool] = True
+    index: int | None = None
+    begin_index: int = -1
+    end_index: int = -1
+    count: int = 1
+
+
+@dataclass(slots=True, kw_only=True)
+class LeadershipTransferRequest(Message):
+    CODE: ClassVar[RequestCode] = RequestCode.LEADERSHIP_TRANSFER
+    transfer_id: str | None = None
+    transferee_id: str | None = None
+    take_leadership_ledger_index: int = -1
+
+
+@dataclass(slots=True, kw_only=True)
+class LeadershipTransferResponse(Message):
+    CODE: ClassVar[RequestCode] = RequestCode.LEADERSHIP_TRANSFER
+    IS_RESPONSE: ClassVar[bool] = True
+
+
+_BY_CODE = {
+    (cls.CODE, cls.IS_RESPONSE): cls
+    for cls in (
+        VoteRequest,
+        VoteResponse,
+        HeartBeatRequest,
+        HeartBeatResponse,
+        PushEntryRequest,
+        PushEntryResponse,
+        LeadershipTransferRequest,
+        LeadershipTransferResponse,
+    )
+}
+
+
+def message_from_json(code: int, is_response: bool, body: dict) -> Message:
+    """Build the message class for DLedger request ``code`` from its JSON body."""
+    try:
+        cls = _BY_CODE[(RequestCode(code), is_response)]
+    except (ValueError, KeyError):
+        raise DLedgerError(DLedgerResponseCode.UNSUPPORTED, f"request code {code}") from None
+    return cls.from_json(body)

@@ -1,0 +1,131 @@
+"""The narrow Storage protocol the core writes its log through, and MemoryStorage.
+
+The core appends and truncates through this protocol; durability is the
+driver's job: it calls :meth:`Storage.flush` for the entries a Ready lists
+before it sends that Ready's messages.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from dledger.entry import DLedgerEntry
+from dledger.protocol import DLedgerError, DLedgerResponseCode
+
+__all__ = ["Storage", "MemoryStorage"]
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """What the Raft core needs from a log store (DLedgerStore)."""
+
+    @property
+    def ledger_begin_index(self) -> int: ...  # first stored index (0 when empty)
+
+    @property
+    def ledger_end_index(self) -> int: ...  # last stored index, -1 when empty
+
+    @property
+    def ledger_end_term(self) -> int: ...  # term of the last entry, -1 when empty
+
+    @property
+    def committed_index(self) -> int:  # last committed index loaded from the checkpoint, -1 if none
+        ...
+
+    def get(self, index: int) -> DLedgerEntry | None:
+        """The entry at ``index`` or None when outside [begin, end]."""
+
+    def append(self, index: int, term: int, body: bytes, pos: int | None = None) -> DLedgerEntry:
+        """Append the entry ``index`` (must be end + 1). ``pos`` None: the store picks the
+        position (leader); otherwise the entry must land exactly there (follower), else
+        DLedgerError(INCONSISTENT_STATE)."""
+
+    def truncate(self, entry: DLedgerEntry) -> None:
+        """Make ``entry`` the last entry: keep the local one at that index if equal, else
+        cut at ``entry.pos`` and write ``entry`` there."""
+
+    def set_committed_index(self, index: int) -> None:
+        """Record the committed index (persisted with the next checkpoint)."""
+
+    def flush(self) -> None:
+        """Make everything written so far durable."""
+
+    def close(self) -> None: ...
+
+
+class MemoryStorage:
+    """An in-memory Storage for tests (DLedgerMemoryStore with DLedger's positions).
+
+    Positions are assigned as if all entries sat in one endless data file.
+    Surviving a "crash" is modelled by keeping the object and building a new
+    core over it.
+    """
+
+    def __init__(self) -> None:
+        self._entries: list[DLedgerEntry] = []
+        self._begin = 0
+        self._committed = -1
+
+    @property
+    def ledger_begin_index(self) -> int:
+        return self._begin
+
+    @property
+    def ledger_end_index(self) -> int:
+        return self._begin + len(self._entries) - 1
+
+    @property
+    def ledger_end_term(self) -> int:
+        return self._entries[-1].term if self._entries else -1
+
+    @property
+    def committed_index(self) -> int:
+        return self._committed
+
+    def _next_pos(self) -> int:
+        if not self._entries:
+            return 0
+        last = self._entries[-1]
+        return last.pos + last.size
+
+    def get(self, index: int) -> DLedgerEntry | None:
+        i = index - self._begin
+        if 0 <= i < len(self._entries):
+            return self._entries[i]
+        return None
+
+    def append(self, index: int, term: int, body: bytes, pos: int | None = None) -> DLedgerEntry:
+        if index != self.ledger_end_index + 1:
+            raise DLedgerError(
+                DLedgerResponseCode.INCONSISTENT_INDEX, f"append {index} after {self.ledger_end_index}"
+            )
+        nxt = self._next_pos()
+        if pos is not None and pos != nxt:
+            raise DLedgerError(DLedgerResponseCode.INCONSISTENT_STATE, f"pos {pos} != write position {nxt}")
+        e = DLedgerEntry(index=index, term=term, body=bytes(body), pos=nxt)
+        self._entries.append(e)
+        return e
+
+    def truncate(self, entry: DLedgerEntry) -> None:
+        i = entry.index - self._begin
+        if i < 0:
+            raise DLedgerError(DLedgerResponseCode.INDEX_LESS_THAN_LOCAL_BEGIN, f"truncate {entry.index}")
+        local = self.get(entry.index)
+        if local is not None and local.same_as(entry):
+            del self._entries[i + 1 :]
+            return
+        del self._entries[i:]
+        if entry.pos != self._next_pos():
+            raise DLedgerError(DLedgerResponseCode.INCONSISTENT_STATE, f"truncate pos {entry.pos}")
+        self._entries.append(
+            DLedgerEntry(index=entry.index, term=entry.term, body=bytes(entry.body), pos=entry.pos)
+        )
+
+    def set_committed_index(self, index: int) -> None:
+        self._committed = index
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
