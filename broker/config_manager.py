@@ -1,0 +1,140 @@
+"""Persistence of the broker's JSON config files (topics.json, consumerOffset.json, ...).
+
+RocketMQ writes them with fastjson's pretty format: tab indentation, bean
+fields in alphabetical order, integer map keys bare (``{0:5,1:7\\n\\t\\t}``),
+no trailing newline. :func:`pretty_json` reproduces that byte for byte so a
+Java broker can take over our store directory and vice versa. Files are
+written through :func:`common.util.write_file_atomic` (``.tmp`` then rename,
+previous content kept as ``.bak``); loading falls back to ``.bak`` when the
+main file is missing, empty or unparsable.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+import orjson
+
+from common.util import write_file_atomic
+from remoting import fastjson
+
+__all__ = ["ConfigManager", "pretty_json", "ConfigFileError"]
+
+log = logging.getLogger(__name__)
+
+
+class ConfigFileError(ValueError):
+    """Both a config file and its .bak are unreadable."""
+
+
+def _scalar(v: Any) -> str:
+    if isinstance(v, str):
+        return orjson.dumps(v).decode("utf-8")
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return orjson.dumps(v).decode("ascii")
+    raise TypeError(f"cannot write {type(v).__name__}")
+
+
+def _write(v: Any, depth: int, out: list[str]) -> None:
+    if isinstance(v, dict):
+        items = [(k, x) for k, x in v.items() if x is not None]
+        if not items:
+            out.append("{}")
+            return
+        out.append("{")
+        inner = "\n" + "\t" * (depth + 1)
+        first = True
+        for k, x in items:
+            if not first:
+                out.append(",")
+            first = False
+            if isinstance(k, str):
+                # fastjson puts string keys on their own line; non-string keys stay inline.
+                out.append(inner)
+                out.append(orjson.dumps(k).decode("utf-8"))
+            else:
+                out.append(str(k))
+            out.append(":")
+            _write(x, depth + 1, out)
+        out.append("\n" + "\t" * depth + "}")
+    elif isinstance(v, (list, tuple)):
+        if not v:
+            out.append("[]")
+            return
+        out.append("[")
+        first = True
+        for x in v:
+            if not first:
+                out.append(",")
+            first = False
+            out.append("\n" + "\t" * (depth + 1))
+            _write(x, depth + 1, out)
+        out.append("\n" + "\t" * depth + "]")
+    elif hasattr(v, "to_obj"):
+        _write(v.to_obj(), depth, out)
+    else:
+        out.append(_scalar(v))
+
+
+def pretty_json(obj: Any) -> str:
+    """fastjson ``toJSONString(obj, true)``: tab-indented, int keys bare, no final newline."""
+    out: list[str] = []
+    _write(obj, 0, out)
+    return "".join(out)
+
+
+class ConfigManager:
+    """Base of the file-backed managers: ``encode()`` to text, ``decode(tree)`` from a parsed file."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def encode(self) -> str:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def decode(self, tree: Any) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def load(self) -> bool:
+        """Load the file (or its .bak); a missing file is fine (fresh broker). False if both are corrupt."""
+        last_error = None
+        found = False
+        for p in (self.path, self.path + ".bak"):
+            try:
+                with open(p, "rb") as f:
+                    data = f.read()
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                last_error = e
+                continue
+            if not data.strip():
+                continue
+            found = True
+            try:
+                tree = fastjson.loads(data)
+                self.decode(tree)
+                if p != self.path:
+                    log.warning("loaded %s from its backup %s", self.path, p)
+                return True
+            except Exception as e:  # noqa: BLE001 - any decode failure falls back to the .bak
+                last_error = e
+                log.warning("cannot parse %s: %s", p, e)
+        if found or last_error is not None:
+            log.error("config file %s and its backup are unreadable: %s", self.path, last_error)
+            return False
+        return True
+
+    def persist(self) -> None:
+        """Write the file atomically (previous content kept as .bak)."""
+        data = self.encode()
+        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+        write_file_atomic(self.path, data)

@@ -1,0 +1,148 @@
+"""HEART_BEAT body: HeartbeatData with ProducerData, ConsumerData and SubscriptionData."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from remoting.body import BodyError, JsonBody, as_bool, as_dict, as_int, as_list, as_str
+
+__all__ = ["SubscriptionData", "ConsumerData", "ProducerData", "HeartbeatData", "SUB_ALL"]
+
+SUB_ALL = "*"
+
+
+@dataclass(slots=True)
+class SubscriptionData(JsonBody):
+    """One topic subscription: tag expression (or SQL92) plus the tag hash codes."""
+
+    topic: str
+    subString: str = SUB_ALL
+    expressionType: str = "TAG"
+    tagsSet: list[str] = field(default_factory=list)
+    codeSet: list[int] = field(default_factory=list)
+    subVersion: int = 0
+    classFilterMode: bool = False
+    filterClassSource: str | None = None  # transient in Java: never written
+
+    def to_obj(self) -> dict:
+        return {
+            "classFilterMode": self.classFilterMode,
+            "codeSet": list(self.codeSet),
+            "expressionType": self.expressionType,
+            "subString": self.subString,
+            "subVersion": self.subVersion,
+            "tagsSet": list(self.tagsSet),
+            "topic": self.topic,
+        }
+
+    @classmethod
+    def from_obj(cls, obj: Any) -> SubscriptionData:
+        obj = as_dict(obj, "subscriptionData")
+        topic = as_str(obj.get("topic"), None)
+        if topic is None:
+            raise BodyError("subscriptionData without topic")
+        return cls(
+            topic=topic,
+            subString=as_str(obj.get("subString"), SUB_ALL) or "",
+            expressionType=as_str(obj.get("expressionType"), "TAG") or "TAG",
+            tagsSet=[as_str(t, "") for t in as_list(obj.get("tagsSet"), "tagsSet")],
+            codeSet=[as_int(c, 0, "codeSet") for c in as_list(obj.get("codeSet"), "codeSet")],
+            subVersion=as_int(obj.get("subVersion"), 0, "subVersion"),
+            classFilterMode=as_bool(obj.get("classFilterMode"), False),
+        )
+
+    def same_as(self, other: SubscriptionData) -> bool:
+        """Equality as Java's SubscriptionData.equals (subVersion excluded)."""
+        return (
+            self.topic == other.topic
+            and self.subString == other.subString
+            and self.expressionType == other.expressionType
+            and set(self.tagsSet) == set(other.tagsSet)
+            and set(self.codeSet) == set(other.codeSet)
+            and self.classFilterMode == other.classFilterMode
+        )
+
+
+@dataclass(slots=True)
+class ConsumerData(JsonBody):
+    """A consumer group as one client reports it."""
+
+    groupName: str
+    consumeType: str = "CONSUME_PASSIVELY"
+    messageModel: str = "CLUSTERING"
+    consumeFromWhere: str = "CONSUME_FROM_LAST_OFFSET"
+    subscriptionDataSet: list[SubscriptionData] = field(default_factory=list)
+    unitMode: bool = False
+
+    def to_obj(self) -> dict:
+        return {
+            "consumeFromWhere": self.consumeFromWhere,
+            "consumeType": self.consumeType,
+            "groupName": self.groupName,
+            "messageModel": self.messageModel,
+            "subscriptionDataSet": [s.to_obj() for s in self.subscriptionDataSet],
+            "unitMode": self.unitMode,
+        }
+
+    @classmethod
+    def from_obj(cls, obj: Any) -> ConsumerData:
+        obj = as_dict(obj, "consumerData")
+        name = as_str(obj.get("groupName"), None)
+        if name is None:
+            raise BodyError("consumerData without groupName")
+        return cls(
+            groupName=name,
+            consumeType=as_str(obj.get("consumeType"), "CONSUME_PASSIVELY"),
+            messageModel=as_str(obj.get("messageModel"), "CLUSTERING"),
+            consumeFromWhere=as_str(obj.get("consumeFromWhere"), "CONSUME_FROM_LAST_OFFSET"),
+            subscriptionDataSet=[
+                SubscriptionData.from_obj(s) for s in as_list(obj.get("subscriptionDataSet"), "subscriptionDataSet")
+            ],
+            unitMode=as_bool(obj.get("unitMode"), False),
+        )
+
+
+@dataclass(slots=True)
+class ProducerData(JsonBody):
+    """``{"groupName":s}``."""
+
+    groupName: str
+
+    def to_obj(self) -> dict:
+        return {"groupName": self.groupName}
+
+    @classmethod
+    def from_obj(cls, obj: Any) -> ProducerData:
+        name = as_str(as_dict(obj, "producerData").get("groupName"), None)
+        if name is None:
+            raise BodyError("producerData without groupName")
+        return cls(groupName=name)
+
+
+@dataclass(slots=True)
+class HeartbeatData(JsonBody):
+    """``{"clientID":s,"consumerDataSet":[...],"producerDataSet":[...]}``."""
+
+    clientID: str
+    producerDataSet: list[ProducerData] = field(default_factory=list)
+    consumerDataSet: list[ConsumerData] = field(default_factory=list)
+
+    def to_obj(self) -> dict:
+        return {
+            "clientID": self.clientID,
+            "consumerDataSet": [c.to_obj() for c in self.consumerDataSet],
+            "producerDataSet": [p.to_obj() for p in self.producerDataSet],
+        }
+
+    @classmethod
+    def from_obj(cls, obj: Any) -> HeartbeatData:
+        obj = as_dict(obj, "heartbeatData")
+        cid = as_str(obj.get("clientID"), None)
+        if cid is None:
+            raise BodyError("heartbeatData without clientID")
+        return cls(
+            clientID=cid,
+            producerDataSet=[ProducerData.from_obj(p) for p in as_list(obj.get("producerDataSet"), "producerDataSet")],
+            consumerDataSet=[ConsumerData.from_obj(c) for c in as_list(obj.get("consumerDataSet"), "consumerDataSet")],
+        )
