@@ -1,0 +1,428 @@
+"""Sans-IO frame codec for the RocketMQ remoting protocol (no asyncio, no sockets).
+
+Frame (all big-endian)::
+
+    int32 length          bytes after this field = 4 + headerLength + bodyLength
+    uint8 serializeType   0 = JSON, 1 = ROCKETMQ (binary)
+    uint24 headerLength
+    header                JSON object or binary header
+    body                  the rest (length implied)
+
+:class:`FrameDecoder` turns a byte stream into :class:`RemotingCommand` objects
+(every complete frame of each ``feed``), :func:`encode` turns a command into
+chunks for ``transport.writelines`` without copying the body. The layouts are
+declared with ``construct`` (:data:`FRAME_PREFIX`, :data:`BINARY_HEADER`); the hot
+path uses equivalent precompiled ``struct`` formats (a test checks they agree).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import orjson
+from construct import GreedyRange, Int8ub, Int16sb, Int24ub, Int32sb, PascalString, Prefixed, Struct
+
+from remoting.codes import LanguageCode, SerializeType
+from remoting.command import RemotingCommand
+from remoting.errors import LocalProtocolError, RemoteProtocolError
+
+__all__ = [
+    "DEFAULT_MAX_FRAME_SIZE",
+    "FrameDecoder",
+    "encode",
+    "encode_bytes",
+    "decode_header",
+    "encode_header",
+    "FRAME_PREFIX",
+    "BINARY_HEADER",
+]
+
+#: ``com.rocketmq.remoting.frameMaxLength`` default, counted with the length field.
+DEFAULT_MAX_FRAME_SIZE = 16 * 1024 * 1024
+
+# -- declared layouts (construct) --------------------------------------------------
+
+#: The 8-byte frame prefix: total length, serialize type, header length.
+FRAME_PREFIX = Struct(
+    "length" / Int32sb,
+    "serialize_type" / Int8ub,
+    "header_length" / Int24ub,
+).compile()
+
+_ExtEntry = Struct("key" / PascalString(Int16sb, "utf8"), "value" / PascalString(Int32sb, "utf8"))
+
+#: The ROCKETMQ binary header (serialize type 1). An empty remark means null.
+BINARY_HEADER = Struct(
+    "code" / Int16sb,
+    "language" / Int8ub,
+    "version" / Int16sb,
+    "opaque" / Int32sb,
+    "flag" / Int32sb,
+    "remark" / PascalString(Int32sb, "utf8"),
+    "ext_fields" / Prefixed(Int32sb, GreedyRange(_ExtEntry)),
+).compile()
+
+# -- hot-path equivalents (struct) -------------------------------------------------
+
+_PREFIX = struct.Struct(">iI")  # length, (serialize type << 24 | header length)
+_LEN = struct.Struct(">i")
+_WORD = struct.Struct(">I")
+_BIN_FIXED = struct.Struct(">hBhii")  # code, language, version, opaque, flag
+_I16 = struct.Struct(">h")
+_I32 = _LEN
+
+_LANG_NAMES: dict[int, str] = {int(m): m.name for m in LanguageCode}
+_LANG_BY_NAME: dict[str, int] = {m.name: m for m in LanguageCode}
+_STYPE_NAMES = {SerializeType.JSON: "JSON", SerializeType.ROCKETMQ: "ROCKETMQ"}
+_JSON = int(SerializeType.JSON)
+_ROCKETMQ = int(SerializeType.ROCKETMQ)
+_new_command = RemotingCommand.__new__
+_loads = orjson.loads
+_dumps = orjson.dumps
+_JSONDecodeError = orjson.JSONDecodeError
+
+
+# -- decoding ------------------------------------------------------------------------
+
+
+def _json_int(d: dict, key: str, default: int) -> int:
+    v = d.get(key, default)
+    if type(v) is int:
+        return v
+    if v is None:
+        return default
+    # fastjson also reads "123" and 123.0 into an int field.
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str):
+        try:
+            return int(v.strip())
+        except ValueError:
+            pass
+    raise RemoteProtocolError(f"JSON header field {key!r} is not an integer: {v!r}")
+
+
+def _ext_str(v: Any) -> str:
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, int | float):
+        return str(v)
+    raise RemoteProtocolError(f"extFields value is not a string: {v!r}")
+
+
+def _decode_json(raw: memoryview | bytes) -> RemotingCommand:
+    try:
+        d = _loads(raw)
+    except _JSONDecodeError as e:
+        raise RemoteProtocolError(f"malformed JSON header: {e}") from None
+    if type(d) is not dict:
+        raise RemoteProtocolError("JSON header is not an object")
+    cmd = _new_command(RemotingCommand)
+    v = d.get("code")
+    cmd.code = v if type(v) is int else _json_int(d, "code", 0)
+    lang = d.get("language", "JAVA")
+    if type(lang) is str:
+        # Unknown names (a newer client) are kept as OTHER rather than refused.
+        cmd.language = _LANG_BY_NAME.get(lang, LanguageCode.OTHER)
+    elif type(lang) is int:
+        cmd.language = lang
+    elif lang is None:
+        cmd.language = LanguageCode.JAVA
+    else:
+        raise RemoteProtocolError(f"JSON header field 'language' is invalid: {lang!r}")
+    v = d.get("version")
+    cmd.version = v if type(v) is int else _json_int(d, "version", 0)
+    v = d.get("opaque")
+    cmd.opaque = v if type(v) is int else _json_int(d, "opaque", 0)
+    v = d.get("flag")
+    cmd.flag = v if type(v) is int else _json_int(d, "flag", 0)
+    remark = d.get("remark")
+    if remark is not None and type(remark) is not str:
+        remark = str(remark)
+    cmd.remark = remark
+    ext = d.get("extFields")
+    if ext is not None:
+        if type(ext) is not dict:
+            raise RemoteProtocolError("JSON header field 'extFields' is not an object")
+        for v in ext.values():
+            if type(v) is not str:
+                # Some clients send numbers/booleans; null values are dropped.
+                break
+        else:
+            cmd.ext_fields = ext
+            return cmd
+        ext = {k: (v if type(v) is str else _ext_str(v)) for k, v in ext.items() if v is not None}
+    cmd.ext_fields = ext
+    return cmd
+
+
+def _utf8(mv: memoryview, start: int, end: int, what: str) -> str:
+    try:
+        return str(mv[start:end], "utf-8")
+    except UnicodeDecodeError as e:
+        raise RemoteProtocolError(f"binary header {what} is not UTF-8: {e}") from None
+
+
+def _decode_binary(mv: memoryview, start: int, end: int) -> RemotingCommand:
+    if end - start < _BIN_FIXED.size + 8:
+        raise RemoteProtocolError(f"binary header too short: {end - start} bytes")
+    cmd = _new_command(RemotingCommand)
+    cmd.code, cmd.language, cmd.version, cmd.opaque, cmd.flag = _BIN_FIXED.unpack_from(mv, start)
+    p = start + _BIN_FIXED.size
+    (rlen,) = _I32.unpack_from(mv, p)
+    p += 4
+    if rlen < 0 or rlen > end - p:
+        raise RemoteProtocolError(f"binary header remark length {rlen} out of range")
+    cmd.remark = _utf8(mv, p, p + rlen, "remark") if rlen else None
+    p += rlen
+    if end - p < 4:
+        raise RemoteProtocolError("binary header truncated before extFields")
+    (elen,) = _I32.unpack_from(mv, p)
+    p += 4
+    if elen < 0 or elen > end - p:
+        raise RemoteProtocolError(f"binary header extFields length {elen} out of range")
+    ext = None
+    if elen:
+        ext = {}
+        q, qend = p, p + elen
+        while q < qend:
+            if qend - q < 2:
+                raise RemoteProtocolError("binary header extFields entry truncated")
+            (klen,) = _I16.unpack_from(mv, q)
+            q += 2
+            if klen < 0 or klen > qend - q:
+                raise RemoteProtocolError(f"binary header key length {klen} out of range")
+            key = _utf8(mv, q, q + klen, "key")
+            q += klen
+            if qend - q < 4:
+                raise RemoteProtocolError("binary header extFields entry truncated")
+            (vlen,) = _I32.unpack_from(mv, q)
+            q += 4
+            if vlen < 0 or vlen > qend - q:
+                raise RemoteProtocolError(f"binary header value length {vlen} out of range")
+            ext[key] = _utf8(mv, q, q + vlen, "value")  # a duplicate key: the last one wins
+            q += vlen
+    cmd.ext_fields = ext
+    return cmd
+
+
+def decode_header(serialize_type: int, header: bytes | memoryview) -> RemotingCommand:
+    """Decode one header (without frame prefix or body); raises RemoteProtocolError."""
+    mv = memoryview(header)
+    if serialize_type == _JSON:
+        cmd = _decode_json(mv)
+    elif serialize_type == _ROCKETMQ:
+        cmd = _decode_binary(mv, 0, len(mv))
+    else:
+        raise RemoteProtocolError(f"unknown serialize type {serialize_type}")
+    cmd.serialize_type = serialize_type
+    cmd.body = None
+    return cmd
+
+
+class FrameDecoder:
+    """Bytes in, commands out.
+
+    ``feed`` returns every complete frame and keeps the partial tail. A malformed
+    or oversized frame raises :class:`RemoteProtocolError` (carrying the frames
+    decoded before it in ``.frames``) and the decoder stays broken: every later
+    ``feed`` raises too, so the connection cannot be reused.
+    """
+
+    __slots__ = ("_buf", "_max", "_error")
+
+    def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE):
+        self._buf = bytearray()
+        self._max = max_frame_size
+        self._error: str | None = None
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held back as an incomplete frame."""
+        return len(self._buf)
+
+    @property
+    def broken(self) -> bool:
+        return self._error is not None
+
+    def feed(self, data: bytes | bytearray | memoryview) -> list[RemotingCommand]:
+        """Consume ``data``; return all commands completed by it (possibly none)."""
+        if self._error is not None:
+            raise RemoteProtocolError(f"connection already failed: {self._error}")
+        buf = self._buf
+        if buf:
+            buf += data
+            src = buf
+        else:
+            src = data
+        out: list[RemotingCommand] = []
+        mv = memoryview(src)
+        n = len(mv)
+        pos = 0
+        try:
+            while n - pos >= 4:
+                (length,) = _LEN.unpack_from(mv, pos)
+                if length < 4 or length > self._max - 4:
+                    raise RemoteProtocolError(f"bad frame length {length} (max {self._max - 4})")
+                end = pos + 4 + length
+                if end > n:
+                    if n - pos >= 8:
+                        self._check_word(mv, pos, length)
+                    break
+                out.append(self._decode_frame(mv, pos + 4, end))
+                pos = end
+        except RemoteProtocolError as e:
+            del mv
+            self._error = str(e)
+            self._buf = bytearray()
+            e.frames = out
+            raise
+        except Exception as e:  # any other parsing surprise is the peer's fault too
+            del mv
+            self._error = f"{type(e).__name__}: {e}"
+            self._buf = bytearray()
+            raise RemoteProtocolError(f"undecodable frame: {self._error}", out) from e
+        del mv
+        if src is buf:
+            if pos:
+                del buf[:pos]
+        elif pos < n:
+            buf += memoryview(src)[pos:]
+        return out
+
+    @staticmethod
+    def _check_word(mv: memoryview, pos: int, length: int) -> None:
+        # Reject a bad header word early, before waiting for a body that may never come.
+        (word,) = _WORD.unpack_from(mv, pos + 4)
+        stype = word >> 24
+        if stype != _JSON and stype != _ROCKETMQ:
+            raise RemoteProtocolError(f"unknown serialize type {stype}")
+        if (word & 0xFFFFFF) > length - 4:
+            raise RemoteProtocolError(f"header length {word & 0xFFFFFF} exceeds frame length {length}")
+
+    @staticmethod
+    def _decode_frame(mv: memoryview, start: int, end: int) -> RemotingCommand:
+        (word,) = _WORD.unpack_from(mv, start)
+        stype = word >> 24
+        hstart = start + 4
+        hend = hstart + (word & 0xFFFFFF)
+        if hend > end:
+            raise RemoteProtocolError(f"header length {word & 0xFFFFFF} exceeds frame length {end - start}")
+        if stype == _JSON:
+            cmd = _decode_json(mv[hstart:hend])
+        elif stype == _ROCKETMQ:
+            cmd = _decode_binary(mv, hstart, hend)
+        else:
+            raise RemoteProtocolError(f"unknown serialize type {stype}")
+        cmd.serialize_type = stype
+        cmd.body = mv[hend:end].tobytes() if end > hend else None
+        return cmd
+
+
+# -- encoding ------------------------------------------------------------------------
+
+
+def _java_str(v: Any) -> str:
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    return str(v)
+
+
+def _clean_ext(ext: dict) -> dict[str, str]:
+    for k, v in ext.items():
+        if type(v) is not str or type(k) is not str:
+            break
+    else:
+        return ext
+    out = {}
+    for k, v in ext.items():
+        if v is None or k is None:
+            continue  # Java skips null entries
+        if not isinstance(k, str):
+            raise LocalProtocolError(f"extFields key is not a string: {k!r}")
+        out[k] = v if type(v) is str else _java_str(v)
+    return out
+
+
+def _encode_json(cmd: RemotingCommand) -> bytes:
+    # Keys in fastjson's (alphabetical) order; null values omitted.
+    d: dict[str, Any] = {"code": cmd.code}
+    ext = cmd.ext_fields
+    if ext is not None:
+        d["extFields"] = _clean_ext(ext)
+    d["flag"] = cmd.flag
+    d["language"] = _LANG_NAMES.get(cmd.language, "OTHER")
+    d["opaque"] = cmd.opaque
+    if cmd.remark is not None:
+        d["remark"] = cmd.remark
+    d["serializeTypeCurrentRPC"] = "JSON"
+    d["version"] = cmd.version
+    try:
+        return _dumps(d)
+    except TypeError as e:
+        raise LocalProtocolError(f"cannot encode JSON header: {e}") from None
+
+
+def _encode_binary(cmd: RemotingCommand) -> bytes:
+    try:
+        fixed = _BIN_FIXED.pack(cmd.code, cmd.language, cmd.version, cmd.opaque, cmd.flag)
+    except struct.error as e:
+        raise LocalProtocolError(f"command does not fit the binary header: {e}") from None
+    remark = cmd.remark.encode("utf-8") if cmd.remark else b""
+    ext = bytearray()
+    if cmd.ext_fields:
+        for k, v in _clean_ext(cmd.ext_fields).items():
+            kb = k.encode("utf-8")
+            vb = v.encode("utf-8")
+            if len(kb) > 0x7FFF:
+                raise LocalProtocolError(f"extFields key too long for the binary header: {len(kb)} bytes")
+            ext += _I16.pack(len(kb))
+            ext += kb
+            ext += _I32.pack(len(vb))
+            ext += vb
+    return b"".join((fixed, _I32.pack(len(remark)), remark, _I32.pack(len(ext)), ext))
+
+
+def encode_header(cmd: RemotingCommand) -> bytes:
+    """The header bytes alone, in the command's serialize type."""
+    st = cmd.serialize_type
+    if st == _JSON:
+        return _encode_json(cmd)
+    if st == _ROCKETMQ:
+        return _encode_binary(cmd)
+    raise LocalProtocolError(f"unknown serialize type {st!r}")
+
+
+def encode(cmd: RemotingCommand) -> list[bytes | bytearray | memoryview]:
+    """Frame chunks for ``transport.writelines``: ``[prefix+header]`` or ``[prefix+header, body]``.
+
+    The body object itself is the second chunk (never copied).
+    """
+    st = cmd.serialize_type
+    if st == _JSON:
+        h = _encode_json(cmd)
+    elif st == _ROCKETMQ:
+        h = _encode_binary(cmd)
+    else:
+        raise LocalProtocolError(f"unknown serialize type {st!r}")
+    hlen = len(h)
+    if hlen > 0xFFFFFF:
+        raise LocalProtocolError(f"header too large: {hlen} bytes")
+    body = cmd.body
+    if body:
+        blen = body.nbytes if type(body) is memoryview else len(body)
+        total = 4 + hlen + blen
+        if total > 0x7FFFFFFF:
+            raise LocalProtocolError(f"frame too large: {total} bytes")
+        return [_PREFIX.pack(total, (st << 24) | hlen) + h, body]
+    return [_PREFIX.pack(4 + hlen, (st << 24) | hlen) + h]
+
+
+def encode_bytes(cmd: RemotingCommand) -> bytes:
+    """The whole frame as one bytes object (copies the body)."""
+    return b"".join(encode(cmd))

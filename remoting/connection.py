@@ -1,0 +1,472 @@
+"""The asyncio side of remoting: one symmetric ``Connection`` protocol shared by server and client.
+
+A :class:`Connection` both serves requests (dispatching them to its endpoint's
+processors) and sends requests (matching responses by opaque). Each
+``data_received`` decodes every complete frame; synchronous handler results of
+one read are written together with one ``writelines``; handlers that return an
+awaitable run as tasks. Requests sent through :meth:`Connection.invoke` are
+coalesced per loop iteration into one ``writelines`` as well.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from remoting.codec import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, encode
+from remoting.codes import RPC_ONEWAY, RPC_TYPE_RESPONSE, ResponseCode
+from remoting.command import RemotingCommand
+from remoting.errors import (
+    LocalProtocolError,
+    RemoteProtocolError,
+    RemotingSendRequestError,
+    RemotingTimeoutError,
+)
+
+__all__ = ["Connection", "Endpoint", "Handler", "ResponseCallback"]
+
+log = logging.getLogger("remoting")
+
+Handler = Callable[[RemotingCommand, "Connection"], RemotingCommand | None | Awaitable[RemotingCommand | None]]
+ResponseCallback = Callable[[RemotingCommand | None, BaseException | None], None]
+
+_SUCCESS_RESPONSE_FLAG = RPC_TYPE_RESPONSE
+_NOT_SUPPORTED = int(ResponseCode.REQUEST_CODE_NOT_SUPPORTED)
+_SYSTEM_ERROR = int(ResponseCode.SYSTEM_ERROR)
+_new_command = RemotingCommand.__new__
+
+
+def _error_text(e: BaseException) -> str:
+    text = str(e)
+    return text if text else type(e).__name__
+
+
+def _error_response(code: int, remark: str) -> RemotingCommand:
+    return RemotingCommand(code, flag=RPC_TYPE_RESPONSE, remark=remark)
+
+
+def format_addr(peer: Any) -> str:
+    """``ip:port`` as RocketMQ's RemotingHelper.parseChannelRemoteAddr prints it."""
+    if isinstance(peer, tuple) and len(peer) >= 2:
+        return f"{peer[0]}:{peer[1]}"
+    return "" if peer is None else str(peer)
+
+
+class Endpoint:
+    """What server and client share: the processor table, listeners and in-flight handler tasks."""
+
+    def __init__(self, *, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE, name: str = "remoting"):
+        self.name = name
+        self.max_frame_size = max_frame_size
+        self.processors: dict[int, Handler] = {}
+        self.default_processor: Handler | None = None
+        self.connections: set[Connection] = set()
+        self._on_open: list[Callable[[Connection], Any]] = []
+        self._on_close: list[Callable[[Connection], Any]] = []
+        self._tasks: set[asyncio.Task] = set()
+
+    def register_processor(self, code: int, handler: Handler) -> None:
+        """Serve requests with this code by ``handler(request, connection)``."""
+        self.processors[int(code)] = handler
+
+    def register_default_processor(self, handler: Handler) -> None:
+        """Serve every request code without its own processor."""
+        self.default_processor = handler
+
+    def add_connection_listener(
+        self,
+        on_open: Callable[[Connection], Any] | None = None,
+        on_close: Callable[[Connection], Any] | None = None,
+    ) -> None:
+        """Call ``on_open(conn)`` / ``on_close(conn)`` when a connection opens / closes."""
+        if on_open is not None:
+            self._on_open.append(on_open)
+        if on_close is not None:
+            self._on_close.append(on_close)
+
+    # -- hooks called by Connection ------------------------------------------------
+
+    def _make_connection(self, pause_reading_on_backpressure: bool) -> Connection:
+        return Connection(self, self.max_frame_size, pause_reading_on_backpressure)
+
+    def _connection_made(self, conn: Connection) -> None:
+        self.connections.add(conn)
+        for cb in self._on_open:
+            try:
+                cb(conn)
+            except Exception:
+                log.exception("%s: connection open listener failed for %s", self.name, conn.remote_addr)
+
+    def _connection_lost(self, conn: Connection) -> None:
+        self.connections.discard(conn)
+        for cb in self._on_close:
+            try:
+                cb(conn)
+            except Exception:
+                log.exception("%s: connection close listener failed for %s", self.name, conn.remote_addr)
+
+    def _track(self, task: asyncio.Task) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+class Connection(asyncio.Protocol):
+    """One TCP connection: serves incoming requests and sends requests of its own.
+
+    Public attributes: ``remote_addr``/``local_addr`` (``ip:port``), ``attrs``
+    (free for upper layers), ``closed``.
+    """
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        pause_reading_on_backpressure: bool = False,
+    ):
+        self._endpoint = endpoint
+        self._decoder = FrameDecoder(max_frame_size)
+        self._transport: asyncio.Transport | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.remote_addr = ""
+        self.local_addr = ""
+        self.attrs: dict[str, Any] = {}
+        self.closed = True  # until connection_made
+        # opaque -> [deadline, future | None, callback | None, code]
+        self._pending: dict[int, list] = {}
+        self._sweep_handle: asyncio.TimerHandle | None = None
+        self._sweep_at = math.inf
+        self._wbuf: list = []
+        self._flush_scheduled = False
+        self._write_paused = False
+        self._pause_reads = pause_reading_on_backpressure
+        self._drain_waiters: list[asyncio.Future] = []
+        self._lost: asyncio.Future | None = None
+        self._close_cause: BaseException | None = None
+
+    # -- asyncio.Protocol ----------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]
+        self._loop = asyncio.get_running_loop()
+        self._lost = self._loop.create_future()
+        self.closed = False
+        self.remote_addr = format_addr(transport.get_extra_info("peername"))
+        self.local_addr = format_addr(transport.get_extra_info("sockname"))
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except (OSError, AttributeError):
+                pass
+        self._endpoint._connection_made(self)
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            cmds = self._decoder.feed(data)
+        except RemoteProtocolError as e:
+            log.warning("%s: closing connection %s: %s", self._endpoint.name, self.remote_addr, e)
+            self._close_cause = e
+            self._handle(e.frames)
+            self.close()
+            return
+        self._handle(cmds)
+
+    def _handle(self, cmds: list[RemotingCommand]) -> None:
+        out = self._wbuf
+        for cmd in cmds:
+            if cmd.flag & RPC_TYPE_RESPONSE:
+                self._on_response(cmd)
+            else:
+                self._dispatch(cmd, out)
+        if out and not self.closed:
+            self._wbuf = []
+            self._transport.writelines(out)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self._wbuf = []
+        cause = exc or self._close_cause or ConnectionResetError(f"connection to {self.remote_addr} closed")
+        self._fail_pending(cause)
+        self._wake_drain_waiters()
+        if self._lost is not None and not self._lost.done():
+            self._lost.set_result(None)
+        self._endpoint._connection_lost(self)
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+        if self._pause_reads and self._transport is not None:
+            # Stop taking requests from a peer that does not read its responses.
+            self._transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        if self._pause_reads and self._transport is not None and not self.closed:
+            self._transport.resume_reading()
+        self._wake_drain_waiters()
+
+    # -- serving -------------------------------------------------------------------
+
+    def _dispatch(self, req: RemotingCommand, out: list) -> None:
+        ep = self._endpoint
+        handler = ep.processors.get(req.code) or ep.default_processor
+        if handler is None:
+            resp = _error_response(_NOT_SUPPORTED, f" request type {req.code} not supported")
+        else:
+            try:
+                resp = handler(req, self)
+            except Exception as e:
+                log.warning(
+                    "%s: handler for code %s from %s failed: %r", ep.name, req.code, self.remote_addr, e,
+                    exc_info=not isinstance(e, ValueError),
+                )
+                resp = _error_response(_SYSTEM_ERROR, _error_text(e))
+            else:
+                if resp is None:
+                    return
+                if type(resp) is not RemotingCommand and not isinstance(resp, RemotingCommand):
+                    self._run_async(req, resp)
+                    return
+        if req.flag & RPC_ONEWAY:
+            return
+        out.extend(self._encode_response(req, resp))
+
+    def _encode_response(self, req: RemotingCommand, resp: RemotingCommand) -> list:
+        resp.opaque = req.opaque
+        resp.flag |= RPC_TYPE_RESPONSE
+        resp.serialize_type = req.serialize_type
+        try:
+            return encode(resp)
+        except LocalProtocolError as e:
+            log.error("%s: cannot encode response to code %s: %s", self._endpoint.name, req.code, e)
+            err = _error_response(_SYSTEM_ERROR, f"cannot encode response: {e}")
+            err.opaque = req.opaque
+            err.serialize_type = req.serialize_type
+            return encode(err)
+
+    def _run_async(self, req: RemotingCommand, aw: Any) -> None:
+        try:
+            task = asyncio.ensure_future(aw)
+        except TypeError:
+            log.error("%s: handler for code %s returned %r", self._endpoint.name, req.code, aw)
+            if not req.flag & RPC_ONEWAY:
+                self._write(self._encode_response(req, _error_response(_SYSTEM_ERROR, "handler returned no command")))
+            return
+        self._endpoint._track(task)
+        task.add_done_callback(lambda t: self._async_done(req, t))
+
+    def _async_done(self, req: RemotingCommand, task: asyncio.Task) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            log.warning(
+                "%s: handler for code %s from %s failed: %r", self._endpoint.name, req.code, self.remote_addr, exc,
+                exc_info=exc if not isinstance(exc, ValueError) else None,
+            )
+            resp = _error_response(_SYSTEM_ERROR, _error_text(exc))
+        else:
+            resp = task.result()
+            if resp is None:
+                return
+        if req.flag & RPC_ONEWAY:
+            return
+        self._write(self._encode_response(req, resp))
+
+    def send_response(self, cmd: RemotingCommand) -> None:
+        """Write a (late) response, e.g. after long polling; a no-op when the connection is closed.
+
+        ``cmd`` should come from ``request.response_to(...)`` so it carries the request's opaque.
+        """
+        if self.closed:
+            return
+        cmd.flag |= RPC_TYPE_RESPONSE
+        self._write(encode(cmd))
+
+    # -- sending requests -------------------------------------------------------------
+
+    def _write(self, chunks: list) -> None:
+        if self.closed:
+            return
+        self._wbuf.extend(chunks)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if self._wbuf and not self.closed:
+            out = self._wbuf
+            self._wbuf = []
+            self._transport.writelines(out)
+
+    def _register(self, cmd: RemotingCommand, timeout: float, fut: asyncio.Future | None, cb: Any) -> list:
+        if self.closed:
+            raise RemotingSendRequestError(f"connection to {self.remote_addr} is closed") from self._close_cause
+        opaque = cmd.opaque
+        if opaque in self._pending:
+            raise LocalProtocolError(f"a request with opaque {opaque} is already pending on {self.remote_addr}")
+        chunks = encode(cmd)
+        deadline = self._loop.time() + timeout
+        self._pending[opaque] = [deadline, fut, cb, cmd.code]
+        if deadline < self._sweep_at:
+            if self._sweep_handle is not None:
+                self._sweep_handle.cancel()
+            self._sweep_at = deadline
+            self._sweep_handle = self._loop.call_at(deadline, self._sweep)
+        return chunks
+
+    async def invoke(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
+        """Send a request over this connection and wait for its response.
+
+        Raises RemotingTimeoutError, RemotingSendRequestError (connection lost, cause
+        chained) or LocalProtocolError (command cannot be encoded).
+        """
+        if cmd.flag & RPC_ONEWAY:
+            raise LocalProtocolError("invoke() of a oneway request; use invoke_oneway()")
+        fut = self._loop.create_future() if self._loop is not None else None
+        chunks = self._register(cmd, timeout, fut, None)
+        self._write(chunks)
+        opaque = cmd.opaque
+        try:
+            if self._write_paused:
+                await self._drain()
+            return await fut
+        finally:
+            entry = self._pending.get(opaque)
+            if entry is not None and entry[1] is fut:
+                del self._pending[opaque]
+
+    def invoke_callback(self, cmd: RemotingCommand, timeout: float, callback: ResponseCallback) -> None:
+        """Send a request; ``callback(response, None)`` or ``callback(None, exc)`` runs later on the loop."""
+        try:
+            chunks = self._register(cmd, timeout, None, callback)
+        except Exception as e:
+            asyncio.get_running_loop().call_soon(_run_callback, callback, None, e)
+            return
+        self._write(chunks)
+
+    def invoke_oneway(self, cmd: RemotingCommand) -> None:
+        """Send a request that gets no response (the oneway flag is set here)."""
+        if self.closed:
+            raise RemotingSendRequestError(f"connection to {self.remote_addr} is closed") from self._close_cause
+        cmd.flag |= RPC_ONEWAY
+        self._write(encode(cmd))
+
+    async def drain(self) -> None:
+        """Wait until the transport's write buffer is below its high-water mark."""
+        if self._write_paused and not self.closed:
+            await self._drain()
+
+    async def _drain(self) -> None:
+        fut = self._loop.create_future()
+        self._drain_waiters.append(fut)
+        await fut
+
+    def _wake_drain_waiters(self) -> None:
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for w in waiters:
+            if not w.done():
+                w.set_result(None)
+
+    def _on_response(self, cmd: RemotingCommand) -> None:
+        entry = self._pending.pop(cmd.opaque, None)
+        if entry is None:
+            log.debug("%s: response with unknown opaque %s from %s dropped", self._endpoint.name, cmd.opaque, self.remote_addr)
+            return
+        fut = entry[1]
+        if fut is not None:
+            if not fut.done():
+                fut.set_result(cmd)
+        else:
+            _run_callback(entry[2], cmd, None)
+
+    def _sweep(self) -> None:
+        """Fail requests past their deadline; re-arm for the earliest remaining one."""
+        self._sweep_handle = None
+        self._sweep_at = math.inf
+        now = self._loop.time()
+        expired = []
+        earliest = math.inf
+        for opaque, entry in self._pending.items():
+            d = entry[0]
+            if d <= now:
+                expired.append(opaque)
+            elif d < earliest:
+                earliest = d
+        for opaque in expired:
+            entry = self._pending.pop(opaque)
+            err = RemotingTimeoutError(
+                f"wait response on {self.remote_addr} timed out (code {entry[3]}, opaque {opaque})"
+            )
+            self._fail_entry(entry, err)
+        if earliest is not math.inf and not self.closed:
+            self._sweep_at = earliest
+            self._sweep_handle = self._loop.call_at(earliest, self._sweep)
+
+    @staticmethod
+    def _fail_entry(entry: list, err: BaseException) -> None:
+        fut = entry[1]
+        if fut is not None:
+            if not fut.done():
+                fut.set_exception(err)
+        else:
+            _run_callback(entry[2], None, err)
+
+    def _fail_pending(self, cause: BaseException) -> None:
+        if self._sweep_handle is not None:
+            self._sweep_handle.cancel()
+            self._sweep_handle = None
+        self._sweep_at = math.inf
+        pending, self._pending = self._pending, {}
+        for opaque, entry in pending.items():
+            err = RemotingSendRequestError(
+                f"connection to {self.remote_addr} lost while request (code {entry[3]}, opaque {opaque}) was pending"
+            )
+            err.__cause__ = cause
+            self._fail_entry(entry, err)
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    @property
+    def pending_count(self) -> int:
+        """Requests sent on this connection and still waiting for a response."""
+        return len(self._pending)
+
+    def close(self) -> None:
+        """Flush what is buffered and close; pending requests fail with RemotingSendRequestError."""
+        if self.closed:
+            return
+        if self._wbuf and self._transport is not None:
+            self._transport.writelines(self._wbuf)
+        self._wbuf = []
+        self.closed = True
+        cause = self._close_cause or ConnectionAbortedError(f"connection to {self.remote_addr} closed locally")
+        self._fail_pending(cause)
+        if self._transport is not None:
+            self._transport.close()
+
+    def abort(self) -> None:
+        """Close at once, dropping unsent data."""
+        self.closed = True
+        if self._transport is not None:
+            self._transport.abort()
+
+    async def wait_closed(self) -> None:
+        """Wait until the transport reports the connection lost."""
+        if self._lost is not None:
+            await asyncio.shield(self._lost)
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<Connection {self.local_addr} -> {self.remote_addr} {state} pending={len(self._pending)}>"
+
+
+def _run_callback(cb: ResponseCallback, resp: RemotingCommand | None, exc: BaseException | None) -> None:
+    try:
+        cb(resp, exc)
+    except Exception:
+        log.exception("remoting: response callback failed")
