@@ -57,12 +57,16 @@ _scanstring = json.decoder.scanstring
 _WS = " \t\n\r"
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_$+\-.]+")
+# Nesting limit of the fallback parser (it recurses; real bodies nest a few levels).
+_MAX_DEPTH = 200
 
 
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """Decode a JSON or fastjson-default body; raise :class:`JSONDecodeError` if it is neither."""
     if isinstance(data, memoryview):
         data = data.tobytes()
+    elif isinstance(data, str) and type(data) is not str:
+        data = str.__str__(data)  # orjson wants exact str (an ObjectKey is a subclass)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -75,7 +79,10 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     else:
         text = data
     parser = _Parser(text)
-    value = parser.value()
+    try:
+        value = parser.value()
+    except RecursionError:
+        raise JSONDecodeError("nesting too deep") from None
     parser.ws()
     if parser.i != len(text):
         parser.fail("extra data after the JSON value")
@@ -172,7 +179,7 @@ class _Parser:
 
     def obj(self) -> dict:
         self.depth += 1
-        if self.depth > 512:
+        if self.depth > _MAX_DEPTH:
             self.fail("nesting too deep")
         self.i += 1
         out: dict = {}
@@ -205,7 +212,7 @@ class _Parser:
 
     def arr(self) -> list:
         self.depth += 1
-        if self.depth > 512:
+        if self.depth > _MAX_DEPTH:
             self.fail("nesting too deep")
         self.i += 1
         out: list = []
