@@ -58,7 +58,8 @@ async def test_malformed_frame_closes_only_that_connection(server, client, addr,
     [resp] = FrameDecoder().feed(data)
     assert resp.opaque == good.opaque and resp.body == b"served first"
     # logged with the peer address
-    peer = "%s:%s" % writer.get_extra_info("sockname")[:2]
+    host, port = writer.get_extra_info("sockname")[:2]
+    peer = f"{host}:{port}"
     assert any(peer in r.getMessage() for r in caplog.records), [r.getMessage() for r in caplog.records]
     writer.close()
     await async_wait_until(lambda: len(server.connections) == 1, 5)
