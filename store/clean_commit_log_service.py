@@ -102,7 +102,8 @@ class CleanCommitLogService:
     ``diskMaxUsedSpaceRatio``, ``cleanFileForciblyEnable``,
     ``deleteCommitLogFilesInterval``, ``destroyMapedFileIntervalForcibly``,
     ``redeleteHangedFileInterval``, ``storePathRootDir``, ``storePathCommitLog``).
-    ``file_queue``: the CommitLog's MappedFileQueue. ``disk_usage(path) -> float``
+    ``file_queue``: the CommitLog's MappedFileQueue (or the CommitLog: its
+    ``delete_expired_file`` has the same signature). ``disk_usage(path) -> float``
     probes a partition (tests inject one). ``on_disk_full(full: bool)`` is called
     when the disk-full state changes (the store refuses puts while full).
     """
@@ -223,7 +224,9 @@ class CleanCommitLogService:
             "begin to delete expired commit log files: timeup=%s spacefull=%s manual=%s cleanAtOnce=%s",
             timeup, spacefull, manual, clean_at_once,
         )
-        count = self.file_queue.delete_expired_file_by_time(
+        # accepts the MappedFileQueue itself or the CommitLog wrapping it
+        delete = getattr(self.file_queue, "delete_expired_file_by_time", None) or self.file_queue.delete_expired_file
+        count = delete(
             reserved_ms,
             int(getattr(self.config, "deleteCommitLogFilesInterval", 100)),
             int(getattr(self.config, "destroyMapedFileIntervalForcibly", 120000)),

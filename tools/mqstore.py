@@ -407,6 +407,8 @@ def cmd_check(args) -> int:
     if not os.path.isdir(root):
         raise StoreError(f"{root}: not a directory")
     cl_dir = args.commitlog or os.path.join(root, "commitlog")
+    if not os.path.isdir(cl_dir) and any(n.startswith("dledger-") for n in os.listdir(root)):
+        raise StoreError(f"{root}: DLedger stores (dledger-*/data) are not supported by check")
     delay = parse_delay_levels(args.delay_levels)
     problems: list[str] = []
 

@@ -395,3 +395,15 @@ def test_abnormal_load_and_delete_expired(tmp_path):
     assert svc.file_count == 1
     assert svc.query_offset("T", "k6", 64, 0, LONG_MAX).phy_offsets == [600]
     svc.shutdown()
+
+
+def test_fed_by_the_store_dispatcher(tmp_path):
+    dispatch = pytest.importorskip("store.dispatch")
+    svc = IndexService(make_config(maxHashSlotNum=16, maxIndexNum=100), str(tmp_path / "index"))
+    svc.load(True)
+    d = dispatch.CommitLogDispatcherBuildIndex(svc, lambda: True)
+    d.dispatch(dispatch.DispatchRequest(topic="T", commit_log_offset=77, store_timestamp=1_800_000_000_000,
+                                        keys="a b", uniq_key="ABC", properties={"KEYS": "a b"}))
+    for k in ("a", "b", "ABC"):
+        assert svc.query_offset("T", k, 64, 0, LONG_MAX).phy_offsets == [77]
+    svc.shutdown()
