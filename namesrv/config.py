@@ -40,7 +40,6 @@ class NamesrvConfig:
     # Liveness (fixed 10 s / 120 s in 4.9.7; configurable here for tests).
     scanNotActiveBrokerInterval: int = cfg(10_000)
     brokerChannelExpiredTime: int = cfg(120_000)
-    serverChannelMaxIdleTimeSeconds: int = cfg(120, wire=False)
 
     def validate(self) -> None:
         """Raise ConfigError for values that cannot work."""
