@@ -1,0 +1,1 @@
+"""Request processors: each handles a few request codes and gets only its collaborators."""

@@ -1,0 +1,256 @@
+"""PULL_MESSAGE (11): checks, filtered store read, status mapping, long polling, offset piggyback."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from broker.broker_stats_manager import BrokerStatsManager
+from broker.config import BrokerConfig
+from broker.consumer_manager import ConsumerManager
+from broker.consumer_offset_manager import ConsumerOffsetManager
+from broker.pull_request_hold_service import PullRequest, PullRequestHoldService
+from broker.subscription_group_manager import SubscriptionGroupManager
+from broker.topic_config_manager import TopicConfigManager
+from common import mixall
+from common.filter import ExpressionType, SubscriptionParseError, build_subscription_data
+from common.message import MessageConst, MessageExtBrokerInner
+from common.perm import is_readable
+from common.util import java_string_hash, now_ms
+from remoting.body.consumer import MessageQueue, OffsetMovedEvent
+from remoting.codes import ResponseCode
+from remoting.command import RemotingCommand
+from remoting.header import HeaderError
+
+try:  # the filter engine (TAG and SQL92) when present, else tags only
+    from broker.filter import FilterParseError, build_message_filter
+except ImportError:  # pragma: no cover - depends on the filter engineer's package
+    from broker.tag_message_filter import FilterParseError, build_message_filter
+
+__all__ = ["PullMessageProcessor", "FLAG_COMMIT_OFFSET", "FLAG_SUSPEND", "FLAG_SUBSCRIPTION", "FLAG_CLASS_FILTER"]
+
+log = logging.getLogger(__name__)
+
+FLAG_COMMIT_OFFSET = 0x1
+FLAG_SUSPEND = 0x2
+FLAG_SUBSCRIPTION = 0x4
+FLAG_CLASS_FILTER = 0x8
+FLAG_LITE_PULL = 0x10
+
+_STATUS_CODE = {
+    "FOUND": ResponseCode.SUCCESS,
+    "MESSAGE_WAS_REMOVING": ResponseCode.PULL_RETRY_IMMEDIATELY,
+    "NO_MATCHED_MESSAGE": ResponseCode.PULL_RETRY_IMMEDIATELY,
+    "OFFSET_FOUND_NULL": ResponseCode.PULL_NOT_FOUND,
+    "OFFSET_OVERFLOW_ONE": ResponseCode.PULL_NOT_FOUND,
+    "OFFSET_OVERFLOW_BADLY": ResponseCode.PULL_OFFSET_MOVED,
+    "OFFSET_TOO_SMALL": ResponseCode.PULL_OFFSET_MOVED,
+}
+
+_REQUIRED = (
+    "consumerGroup",
+    "topic",
+    "queueId",
+    "queueOffset",
+    "maxMsgNums",
+    "sysFlag",
+    "commitOffset",
+    "suspendTimeoutMillis",
+    "subVersion",
+)
+
+
+class _PullHeader:
+    __slots__ = _REQUIRED + ("subscription", "expressionType")
+
+
+def _parse(ext: dict | None) -> _PullHeader:
+    ext = ext or {}
+    h = _PullHeader()
+    for name in _REQUIRED:
+        v = ext.get(name)
+        if v is None:
+            raise HeaderError(f"the custom field <{name}> is null")
+        if name not in ("consumerGroup", "topic"):
+            try:
+                v = int(v)
+            except (TypeError, ValueError):
+                raise HeaderError(f"header field {name} is not a number: {v!r}") from None
+        setattr(h, name, v)
+    h.subscription = ext.get("subscription")
+    h.expressionType = ext.get("expressionType")
+    return h
+
+
+class PullMessageProcessor:
+    """Serves pulls; parks empty long-poll pulls in the hold service."""
+
+    def __init__(
+        self,
+        broker_config: BrokerConfig,
+        store: Any,
+        topic_config_manager: TopicConfigManager,
+        subscription_group_manager: SubscriptionGroupManager,
+        consumer_manager: ConsumerManager,
+        consumer_offset_manager: ConsumerOffsetManager,
+        stats: BrokerStatsManager,
+        *,
+        is_slave: bool = False,
+        offset_check_in_slave: bool = False,
+        store_host: tuple[str, int] = ("127.0.0.1", 10911),
+    ):
+        self.broker_config = broker_config
+        self.store = store
+        self.topics = topic_config_manager
+        self.groups = subscription_group_manager
+        self.consumers = consumer_manager
+        self.offsets = consumer_offset_manager
+        self.stats = stats
+        self.is_slave = is_slave
+        self.offset_check_in_slave = offset_check_in_slave
+        self.store_host = store_host
+        self.hold_service = PullRequestHoldService(
+            store,
+            self.execute_wakeup,
+            long_polling_enable=broker_config.longPollingEnable,
+            short_polling_ms=broker_config.shortPollingTimeMills,
+        )
+
+    def __call__(self, req: RemotingCommand, conn: Any) -> RemotingCommand | None:
+        return self.process(req, conn, True)
+
+    def execute_wakeup(self, req: RemotingCommand, conn: Any) -> RemotingCommand | None:
+        """Re-run a parked pull (never parks again)."""
+        return self.process(req, conn, False)
+
+    def process(self, req: RemotingCommand, conn: Any, allow_suspend: bool) -> RemotingCommand | None:
+        h = _parse(req.ext_fields)
+        bc = self.broker_config
+        if not is_readable(bc.brokerPermission):
+            return req.response_to(
+                ResponseCode.NO_PERMISSION, f"the broker[{bc.broker_ip1()}] pulling message is forbidden"
+            )
+        group = h.consumerGroup
+        topic = h.topic
+        sgc = self.groups.find_subscription_group_config(group)
+        if sgc is None:
+            return req.response_to(
+                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{group}] does not exist"
+            )
+        if not sgc.consumeEnable:
+            return req.response_to(ResponseCode.NO_PERMISSION, f"subscription group no permission, {group}")
+        sys_flag = h.sysFlag
+        has_suspend = bool(sys_flag & FLAG_SUSPEND)
+        has_commit = bool(sys_flag & FLAG_COMMIT_OFFSET)
+        has_subscription = bool(sys_flag & FLAG_SUBSCRIPTION)
+        tc = self.topics.table.get(topic)
+        if tc is None:
+            return req.response_to(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!")
+        if not is_readable(tc.perm):
+            return req.response_to(ResponseCode.NO_PERMISSION, f"the topic[{topic}] pulling message is forbidden")
+        qid = h.queueId
+        if qid < 0 or qid >= tc.readQueueNums:
+            return req.response_to(
+                ResponseCode.SYSTEM_ERROR,
+                f"queueId[{qid}] is illegal, topic:[{topic}] topicConfig.readQueueNums:[{tc.readQueueNums}] "
+                f"consumer:[{conn.remote_addr}]",
+            )
+        if has_subscription:
+            try:
+                sub = build_subscription_data(topic, h.subscription, h.expressionType)
+            except SubscriptionParseError as e:
+                return req.response_to(
+                    ResponseCode.SUBSCRIPTION_PARSE_FAILED, f"parse the consumer's subscription failed: {e}"
+                )
+        else:
+            cgi = self.consumers.get_consumer_group_info(group)
+            if cgi is None:
+                return req.response_to(ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist")
+            if not sgc.consumeBroadcastEnable and cgi.message_model == "BROADCASTING":
+                return req.response_to(
+                    ResponseCode.NO_PERMISSION, f"the consumer group[{group}] can not consume by broadcast way"
+                )
+            sub = cgi.subscription_table.get(topic)
+            if sub is None:
+                return req.response_to(ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's subscription not exist")
+            if sub.subVersion < h.subVersion:
+                return req.response_to(ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest")
+        if not ExpressionType.is_tag_type(sub.expressionType) and not bc.enablePropertyFilter:
+            return req.response_to(
+                ResponseCode.SYSTEM_ERROR,
+                f"The broker does not support consumer to filter message by {sub.expressionType}",
+            )
+        try:
+            message_filter = build_message_filter(sub, None, enable_property_filter=bc.enablePropertyFilter)
+        except (FilterParseError, ValueError) as e:
+            return req.response_to(ResponseCode.SUBSCRIPTION_PARSE_FAILED, f"parse the consumer's subscription failed: {e}")
+
+        result = self.store.get_message(group, topic, qid, h.queueOffset, h.maxMsgNums, message_filter)
+        if result is None:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, "store getMessage return null")
+        status = result.status.name
+        code = _STATUS_CODE.get(status)
+        if code is None:  # NO_MATCHED_LOGIC_QUEUE, NO_MESSAGE_IN_QUEUE
+            code = ResponseCode.PULL_OFFSET_MOVED if h.queueOffset != 0 else ResponseCode.PULL_NOT_FOUND
+        suggest = mixall.MASTER_ID
+        if bc.slaveReadEnable:
+            suggest = sgc.whichBrokerWhenConsumeSlowly if result.suggest_pulling_from_slave else sgc.brokerId
+        ext = {
+            "suggestWhichBrokerId": str(suggest),
+            "nextBeginOffset": str(result.next_begin_offset),
+            "minOffset": str(result.min_offset),
+            "maxOffset": str(result.max_offset),
+        }
+        body = None
+        if code == ResponseCode.SUCCESS:
+            body = result.body()
+            self.stats.inc_get(group, topic, result.message_count)
+        elif code == ResponseCode.PULL_NOT_FOUND:
+            if allow_suspend and has_suspend:
+                timeout = h.suspendTimeoutMillis if bc.longPollingEnable else bc.shortPollingTimeMills
+                self.hold_service.suspend_pull_request(
+                    topic, qid, PullRequest(req, conn, h.queueOffset, message_filter, timeout)
+                )
+                self._commit(allow_suspend, has_commit, conn, group, topic, qid, h.commitOffset)
+                return None
+        elif code == ResponseCode.PULL_OFFSET_MOVED:
+            if not self.is_slave or self.offset_check_in_slave:
+                self._generate_offset_moved_event(group, topic, qid, h.queueOffset, result.next_begin_offset)
+            else:
+                code = ResponseCode.PULL_RETRY_IMMEDIATELY
+                ext["suggestWhichBrokerId"] = str(sgc.brokerId)
+        resp = RemotingCommand(
+            int(code), opaque=req.opaque, flag=1, remark=status, ext_fields=ext, body=body,
+            serialize_type=req.serialize_type,
+        )
+        self._commit(allow_suspend, has_commit, conn, group, topic, qid, h.commitOffset)
+        return resp
+
+    def _commit(self, allow_suspend, has_commit, conn, group, topic, qid, offset) -> None:
+        # Only the first attempt of a pull carries a fresh commit offset; slaves take offsets from the master.
+        if allow_suspend and has_commit and not self.is_slave:
+            self.offsets.commit_offset(conn.remote_addr, group, topic, qid, offset)
+
+    def _generate_offset_moved_event(self, group: str, topic: str, qid: int, requested: int, new: int) -> None:
+        try:
+            event = OffsetMovedEvent(
+                consumerGroup=group,
+                messageQueue=MessageQueue(topic=topic, brokerName=self.broker_config.brokerName, queueId=qid),
+                offsetRequest=requested,
+                offsetNew=new,
+            )
+            props = {MessageConst.TAGS: group, MessageConst.KEYS: group}
+            msg = MessageExtBrokerInner(
+                topic=mixall.OFFSET_MOVED_EVENT,
+                queue_id=0,
+                body=event.to_json(),
+                properties=props,
+                properties_string="\x02".join(k + "\x01" + v for k, v in props.items()),
+                tags_code=java_string_hash(group),
+                born_timestamp=now_ms(),
+                born_host=self.store_host,
+                store_host=self.store_host,
+            )
+            self.store.put_message(msg)
+        except Exception:  # noqa: BLE001 - the event is informational only
+            log.exception("writing OFFSET_MOVED_EVENT failed")

@@ -1,0 +1,467 @@
+"""SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320).
+
+The handler is synchronous on the hot path: under ASYNC_FLUSH on a master the
+store append (``put_message``) does not block, so the response is returned at
+once and the remoting layer writes all responses of one read together. Only
+when the put must wait (SYNC_FLUSH, SYNC_MASTER) does it return a coroutine,
+and the number of such waiting puts is bounded (SYSTEM_BUSY ``[OVERLOAD]``
+beyond ``sendThreadPoolQueueCapacity``) so a slow disk cannot queue work
+without limit.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import random
+from collections.abc import Awaitable
+from typing import Any
+
+from broker.broker_stats_manager import BrokerStatsManager
+from broker.config import BrokerConfig
+from broker.subscription_group_manager import SubscriptionGroupManager
+from broker.topic_config_manager import TopicConfigManager
+from common import mixall, topic_validator
+from common.message import (
+    MessageConst,
+    MessageExtBatch,
+    MessageExtBrokerInner,
+    MessageSysFlag,
+    string_to_properties,
+)
+from common.perm import PERM_READ, PERM_WRITE, is_writeable
+from common.util import java_string_hash, now_ms
+from remoting.codes import RequestCode, ResponseCode
+from remoting.command import RemotingCommand
+from remoting.header import HeaderError
+
+__all__ = ["SendMessageProcessor", "SendHeader", "parse_send_header", "put_status_to_response"]
+
+log = logging.getLogger(__name__)
+
+_V3_4_9 = 121
+_NAME_VALUE = "\x01"
+_PROP_SEP = "\x02"
+_WAIT_KEY = MessageConst.WAIT + _NAME_VALUE
+
+
+@functools.lru_cache(maxsize=8192)
+def tags_code_of(tags: str | None) -> int:
+    """Consume-queue tag code: Java hash of the tag string, 0 without tags."""
+    if not tags:
+        return 0
+    return java_string_hash(tags)
+
+
+class SendHeader:
+    """The send request header in V1 terms (parsed straight from extFields for speed)."""
+
+    __slots__ = (
+        "producerGroup",
+        "topic",
+        "defaultTopic",
+        "defaultTopicQueueNums",
+        "queueId",
+        "sysFlag",
+        "bornTimestamp",
+        "flag",
+        "properties",
+        "reconsumeTimes",
+        "unitMode",
+        "maxReconsumeTimes",
+        "batch",
+    )
+
+
+_V1_KEYS = (
+    "producerGroup",
+    "topic",
+    "defaultTopic",
+    "defaultTopicQueueNums",
+    "queueId",
+    "sysFlag",
+    "bornTimestamp",
+    "flag",
+    "properties",
+    "reconsumeTimes",
+    "unitMode",
+    "maxReconsumeTimes",
+    "batch",
+)
+_V2_KEYS = ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m")
+
+
+def _int(name: str, v: Any) -> int:
+    if type(v) is int:
+        return v
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        raise HeaderError(f"header field {name} is not a number: {v!r}") from None
+
+
+def parse_send_header(ext: dict | None, v2: bool) -> SendHeader:
+    """Decode a V1 or V2 send header; HeaderError names a missing/bad required field."""
+    if not ext:
+        raise HeaderError(f"the custom field <{'a' if v2 else 'producerGroup'}> is null")
+    keys = _V2_KEYS if v2 else _V1_KEYS
+    g = ext.get
+    h = SendHeader()
+    vals = [g(k) for k in keys]
+    for i in range(8):
+        if vals[i] is None:
+            raise HeaderError(f"the custom field <{keys[i]}> is null")
+    h.producerGroup = str(vals[0])
+    h.topic = str(vals[1])
+    h.defaultTopic = str(vals[2])
+    h.defaultTopicQueueNums = _int(keys[3], vals[3])
+    h.queueId = _int(keys[4], vals[4])
+    h.sysFlag = _int(keys[5], vals[5])
+    h.bornTimestamp = _int(keys[6], vals[6])
+    h.flag = _int(keys[7], vals[7])
+    h.properties = vals[8]
+    h.reconsumeTimes = None if vals[9] is None else _int(keys[9], vals[9])
+    h.unitMode = vals[10] is not None and str(vals[10]).lower() == "true"
+    h.maxReconsumeTimes = None if vals[11] is None else _int(keys[11], vals[11])
+    h.batch = vals[12] is not None and str(vals[12]).lower() == "true"
+    return h
+
+
+_STATUS_REMARKS = {
+    "CREATE_MAPEDFILE_FAILED": (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken."),
+    "MESSAGE_ILLEGAL": (
+        ResponseCode.MESSAGE_ILLEGAL,
+        "the message is illegal, maybe msg body or properties length not matched. msg body length limit {max}, "
+        "msg properties length limit 32767.",
+    ),
+    "PROPERTIES_SIZE_EXCEEDED": (
+        ResponseCode.MESSAGE_ILLEGAL,
+        "the message is illegal, maybe msg body or properties length not matched. msg body length limit {max}, "
+        "msg properties length limit 32767.",
+    ),
+    "SERVICE_NOT_AVAILABLE": (
+        ResponseCode.SERVICE_NOT_AVAILABLE,
+        "service not available now. It may be caused by one of the following reasons: the broker's disk is full, "
+        "messages are put to the slave, message store has been shut down, etc.",
+    ),
+    "OS_PAGECACHE_BUSY": (ResponseCode.SYSTEM_ERROR, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"),
+    "UNKNOWN_ERROR": (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
+}
+_STORED_CODES = {
+    "PUT_OK": ResponseCode.SUCCESS,
+    "FLUSH_DISK_TIMEOUT": ResponseCode.FLUSH_DISK_TIMEOUT,
+    "FLUSH_SLAVE_TIMEOUT": ResponseCode.FLUSH_SLAVE_TIMEOUT,
+    "SLAVE_NOT_AVAILABLE": ResponseCode.SLAVE_NOT_AVAILABLE,
+}
+
+
+def put_status_to_response(status_name: str, max_message_size: int) -> tuple[int, str | None, bool]:
+    """(response code, remark, stored?) for a PutMessageStatus name (spec broker-behaviour §5)."""
+    code = _STORED_CODES.get(status_name)
+    if code is not None:
+        return int(code), None, True
+    code, remark = _STATUS_REMARKS.get(status_name, (ResponseCode.SYSTEM_ERROR, status_name))
+    return int(code), remark.format(max=max_message_size), False
+
+
+class SendMessageProcessor:
+    """Validates, builds the inner message, appends it and maps the store's answer."""
+
+    def __init__(
+        self,
+        broker_config: BrokerConfig,
+        store: Any,
+        topic_config_manager: TopicConfigManager,
+        subscription_group_manager: SubscriptionGroupManager,
+        stats: BrokerStatsManager,
+        store_host: tuple[str, int],
+        *,
+        max_message_size: int = 4 * 1024 * 1024,
+        must_wait: bool = False,
+        is_slave: bool = False,
+        transactional_bridge: Any = None,
+    ):
+        self.broker_config = broker_config
+        self.store = store
+        self.topics = topic_config_manager
+        self.groups = subscription_group_manager
+        self.stats = stats
+        self.store_host = store_host
+        self.max_message_size = max_message_size
+        self.must_wait = must_wait  # SYNC_FLUSH / SYNC_MASTER: the put has to await durability
+        self.is_slave = is_slave
+        self.transactional_bridge = transactional_bridge
+        self.waiting_puts = 0
+        self._cluster_prop = MessageConst.CLUSTER + _NAME_VALUE + broker_config.brokerClusterName
+        self._resp_base = {
+            "MSG_REGION": broker_config.regionId,
+            "TRACE_ON": "true" if broker_config.traceOn else "false",
+        }
+        self._rand = random.Random()
+
+    # -- entry point -----------------------------------------------------------
+
+    def process_request(self, req: RemotingCommand, conn: Any) -> RemotingCommand | Awaitable[RemotingCommand]:
+        code = req.code
+        h = parse_send_header(req.ext_fields, code != RequestCode.SEND_MESSAGE)
+        if h.batch:
+            return self._send_batch(req, conn, h)
+        return self._send_one(req, conn, h)
+
+    __call__ = process_request
+
+    # -- checks --------------------------------------------------------------------
+
+    def _error(self, req: RemotingCommand, code: int, remark: str) -> RemotingCommand:
+        return req.response_to(code, remark)
+
+    def _busy(self, req: RemotingCommand) -> RemotingCommand | None:
+        bc = self.broker_config
+        if bc.startAcceptSendRequestTimeStamp and now_ms() < bc.startAcceptSendRequestTimeStamp:
+            return self._error(req, ResponseCode.SYSTEM_ERROR, "broker unable to service, until " + str(bc.startAcceptSendRequestTimeStamp))
+        busy = getattr(self.store, "is_os_page_cache_busy", None)
+        if busy is not None and busy():
+            return self._error(
+                req,
+                ResponseCode.SYSTEM_BUSY,
+                "[REJECTREQUEST]system busy, start flow control for a while",
+            )
+        if self.must_wait and self.waiting_puts >= bc.sendThreadPoolQueueCapacity:
+            return self._error(
+                req,
+                ResponseCode.SYSTEM_BUSY,
+                f"[OVERLOAD]system busy, start flow control for a while, {self.waiting_puts} sends waiting",
+            )
+        return None
+
+    def _msg_check(self, req: RemotingCommand, conn: Any, h: SendHeader) -> tuple[Any, RemotingCommand | None]:
+        """Topic legality, existence (auto-create) and queue id; returns (topic config, error)."""
+        topic = h.topic
+        bc = self.broker_config
+        tc = self.topics.table.get(topic)
+        if not is_writeable(bc.brokerPermission) and tc is not None and tc.order:
+            return None, self._error(
+                req, ResponseCode.NO_PERMISSION, f"the broker[{bc.broker_ip1()}] sending message is forbidden"
+            )
+        if tc is None:
+            err = topic_validator.validate_topic(topic)
+            if err is not None:
+                return None, self._error(req, ResponseCode.SYSTEM_ERROR, err)
+        if topic in topic_validator.NOT_ALLOWED_SEND_TOPICS:
+            return None, self._error(req, ResponseCode.NO_PERMISSION, f"Sending message to topic[{topic}] is forbidden.")
+        if tc is None:
+            err = topic_validator.validate_topic(h.defaultTopic)
+            if err is not None:
+                return None, self._error(req, ResponseCode.SYSTEM_ERROR, err)
+            sys_flag = 0
+            tc = self.topics.create_topic_in_send_message_method(
+                topic, h.defaultTopic, conn.remote_addr, h.defaultTopicQueueNums, sys_flag
+            )
+            if tc is None and mixall.is_retry_topic(topic):
+                tc = self.topics.create_topic_in_send_message_back_method(topic, 1, PERM_WRITE | PERM_READ, sys_flag)
+            if tc is None:
+                return None, self._error(
+                    req, ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!"
+                )
+        qid = h.queueId
+        limit = max(tc.writeQueueNums, tc.readQueueNums)
+        if qid >= limit:
+            return None, self._error(
+                req,
+                ResponseCode.SYSTEM_ERROR,
+                f"request queueId[{qid}] is illegal, {tc} Producer: {conn.remote_addr}",
+            )
+        return tc, None
+
+    def _born_host(self, conn: Any) -> tuple[str, int]:
+        bh = conn.attrs.get("born_host")
+        if bh is None:
+            host, _, port = conn.remote_addr.rpartition(":")
+            bh = (host.strip("[]") or "127.0.0.1", int(port or 0))
+            conn.attrs["born_host"] = bh
+        return bh
+
+    # -- single message --------------------------------------------------------------
+
+    def _send_one(self, req: RemotingCommand, conn: Any, h: SendHeader):
+        err = self._busy(req)
+        if err is not None:
+            return err
+        tc, err = self._msg_check(req, conn, h)
+        if err is not None:
+            return err
+        body = req.body if req.body is not None else b""
+        if len(body) > self.max_message_size:
+            return self._error(
+                req,
+                ResponseCode.MESSAGE_ILLEGAL,
+                f"the message body size over max value, MAX: {self.max_message_size}",
+            )
+        topic = h.topic
+        qid = h.queueId
+        if qid < 0:
+            qid = self._rand.randrange(1 << 30) % max(tc.writeQueueNums, 1)
+        props_str = h.properties or ""
+        props = string_to_properties(props_str)
+        if topic.startswith(mixall.RETRY_GROUP_TOPIC_PREFIX):
+            redirected = self._handle_retry_and_dlq(req, h, props)
+            if isinstance(redirected, RemotingCommand):
+                return redirected
+            if redirected is not None:
+                topic, qid, tc = redirected
+                props_str = ""  # re-serialized below (DELAY changed)
+        sys_flag = h.sysFlag
+        if tc.topicFilterType == "MULTI_TAG":
+            sys_flag |= MessageSysFlag.MULTI_TAGS
+        # Stored properties: the client's string without WAIT, plus CLUSTER.
+        if props_str and _WAIT_KEY not in props_str:
+            stored = props_str + _PROP_SEP + self._cluster_prop
+        else:
+            stored_props = {k: v for k, v in props.items() if k != MessageConst.WAIT}
+            stored_props[MessageConst.CLUSTER] = self.broker_config.brokerClusterName
+            stored = _PROP_SEP.join(k + _NAME_VALUE + v for k, v in stored_props.items())
+        props[MessageConst.CLUSTER] = self.broker_config.brokerClusterName
+        msg = MessageExtBrokerInner(
+            topic=topic,
+            queue_id=qid,
+            flag=h.flag,
+            body=body,
+            properties=props,
+            properties_string=stored,
+            tags_code=tags_code_of(props.get(MessageConst.TAGS)),
+            sys_flag=sys_flag,
+            born_timestamp=h.bornTimestamp,
+            born_host=self._born_host(conn),
+            store_host=self.store_host,
+            reconsume_times=h.reconsumeTimes or 0,
+        )
+        if props.get(MessageConst.TRANSACTION_PREPARED) == "true":
+            if self.broker_config.rejectTransactionMessage:
+                return self._error(
+                    req,
+                    ResponseCode.NO_PERMISSION,
+                    f"the broker[{self.broker_config.broker_ip1()}] sending transaction message is forbidden",
+                )
+            msg = self._to_half_message(msg)
+        if self.must_wait:
+            return self._put_async(req, msg, topic, len(body), batch=False)
+        result = self.store.put_message(msg)
+        return self._response(req, result, topic, qid, len(body))
+
+    def _to_half_message(self, msg: MessageExtBrokerInner) -> MessageExtBrokerInner:
+        """Park a prepared transactional message in RMQ_SYS_TRANS_HALF_TOPIC queue 0 (REAL_TOPIC/REAL_QID kept)."""
+        if self.transactional_bridge is not None:
+            return self.transactional_bridge.parse_half_message_inner(msg)
+        self.topics.create_topic_in_send_message_back_method(mixall.RMQ_SYS_TRANS_HALF_TOPIC, 1, PERM_READ | PERM_WRITE)
+        props = dict(msg.properties)
+        props[MessageConst.REAL_TOPIC] = msg.topic
+        props[MessageConst.REAL_QID] = str(msg.queue_id)
+        msg.properties = props
+        msg.properties_string = _PROP_SEP.join(k + _NAME_VALUE + v for k, v in props.items())
+        msg.sys_flag = MessageSysFlag.reset_transaction_value(msg.sys_flag, MessageSysFlag.TRANSACTION_NOT_TYPE)
+        msg.topic = mixall.RMQ_SYS_TRANS_HALF_TOPIC
+        msg.queue_id = 0
+        return msg
+
+    def _handle_retry_and_dlq(self, req: RemotingCommand, h: SendHeader, props: dict):
+        """For ``%RETRY%<group>``: the group must exist; too many reconsumes go to ``%DLQ%<group>``."""
+        group = h.topic[len(mixall.RETRY_GROUP_TOPIC_PREFIX):]
+        sgc = self.groups.find_subscription_group_config(group)
+        if sgc is None:
+            return self._error(
+                req, ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group}"
+            )
+        max_times = sgc.retryMaxTimes
+        if req.version >= _V3_4_9 and h.maxReconsumeTimes is not None:
+            max_times = h.maxReconsumeTimes
+        reconsume = h.reconsumeTimes or 0
+        if reconsume < max_times:
+            return None
+        dlq = mixall.get_dlq_topic(group)
+        tc = self.topics.create_topic_in_send_message_back_method(dlq, 1, PERM_WRITE | PERM_READ, 0)
+        if tc is None:
+            return self._error(req, ResponseCode.SYSTEM_ERROR, f"topic[{dlq}] not exist")
+        props.pop(MessageConst.DELAY, None)
+        return dlq, 0, tc
+
+    # -- batch -----------------------------------------------------------------
+
+    def _send_batch(self, req: RemotingCommand, conn: Any, h: SendHeader):
+        err = self._busy(req)
+        if err is not None:
+            return err
+        tc, err = self._msg_check(req, conn, h)
+        if err is not None:
+            return err
+        topic = h.topic
+        if mixall.is_retry_topic(topic):
+            return self._error(req, ResponseCode.MESSAGE_ILLEGAL, f"batch request does not support retry group {topic}")
+        if MessageSysFlag.get_transaction_value(h.sysFlag) != MessageSysFlag.TRANSACTION_NOT_TYPE:
+            return self._error(req, ResponseCode.MESSAGE_ILLEGAL, "batch request does not support transaction message")
+        props = string_to_properties(h.properties)
+        delay = props.get(MessageConst.DELAY)
+        if delay and delay != "0":
+            return self._error(req, ResponseCode.MESSAGE_ILLEGAL, "batch request does not support delay message")
+        body = req.body if req.body is not None else b""
+        if not body:
+            return self._error(req, ResponseCode.MESSAGE_ILLEGAL, "batch request has an empty body")
+        qid = h.queueId
+        if qid < 0:
+            qid = self._rand.randrange(1 << 30) % max(tc.writeQueueNums, 1)
+        sys_flag = h.sysFlag
+        if tc.topicFilterType == "MULTI_TAG":
+            sys_flag |= MessageSysFlag.MULTI_TAGS
+        props.pop(MessageConst.WAIT, None)
+        props[MessageConst.CLUSTER] = self.broker_config.brokerClusterName
+        batch = MessageExtBatch(
+            topic=topic,
+            queue_id=qid,
+            flag=h.flag,
+            body=body,
+            properties=props,
+            properties_string=_PROP_SEP.join(k + _NAME_VALUE + v for k, v in props.items()),
+            sys_flag=sys_flag,
+            born_timestamp=h.bornTimestamp,
+            born_host=self._born_host(conn),
+            store_host=self.store_host,
+        )
+        if self.must_wait:
+            return self._put_async(req, batch, topic, len(body), batch=True)
+        try:
+            result = self.store.put_messages(batch)
+        except ValueError as e:  # malformed batch body
+            return self._error(req, ResponseCode.MESSAGE_ILLEGAL, f"the batch body is malformed: {e}")
+        return self._response(req, result, topic, qid, len(body))
+
+    # -- put and respond ---------------------------------------------------------------
+
+    async def _put_async(self, req: RemotingCommand, msg: Any, topic: str, size: int, *, batch: bool) -> RemotingCommand:
+        self.waiting_puts += 1
+        try:
+            if batch:
+                try:
+                    result = await self.store.put_messages_async(msg)
+                except ValueError as e:
+                    return self._error(req, ResponseCode.MESSAGE_ILLEGAL, f"the batch body is malformed: {e}")
+            else:
+                result = await self.store.put_message_async(msg)
+        finally:
+            self.waiting_puts -= 1
+        return self._response(req, result, topic, msg.queue_id, size)
+
+    def _response(self, req: RemotingCommand, result: Any, topic: str, qid: int, size: int) -> RemotingCommand:
+        if result is None:
+            return self._error(req, ResponseCode.SYSTEM_ERROR, "store putMessage return null")
+        code, remark, stored = put_status_to_response(result.status.name, self.max_message_size)
+        if not stored:
+            if remark and result.remark:
+                remark = f"{remark} ({result.remark})"
+            return self._error(req, code, remark)
+        ar = result.append_result
+        self.stats.inc_put(topic, ar.msg_num, size)
+        ext = dict(self._resp_base)
+        ext["msgId"] = ar.msg_id
+        ext["queueId"] = str(qid)
+        ext["queueOffset"] = str(ar.logics_offset)
+        resp = RemotingCommand(code, opaque=req.opaque, flag=1, ext_fields=ext, serialize_type=req.serialize_type)
+        return resp

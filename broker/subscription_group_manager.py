@@ -1,0 +1,96 @@
+"""SubscriptionGroupManager: consumer-group settings, persisted as ``config/subscriptionGroup.json``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from broker.config import BrokerConfig
+from broker.config_manager import ConfigManager, pretty_json
+from common import mixall, topic_validator
+from remoting.body.subscription_group import SubscriptionGroupConfig, SubscriptionGroupWrapper
+from remoting.body.topic_config import DataVersion
+
+__all__ = ["SubscriptionGroupManager"]
+
+log = logging.getLogger(__name__)
+
+# Groups every RocketMQ broker knows; the last four consume in broadcast mode too.
+_DEFAULT_GROUPS = (
+    mixall.TOOLS_CONSUMER_GROUP,
+    mixall.FILTERSRV_CONSUMER_GROUP,
+    mixall.SELF_TEST_CONSUMER_GROUP,
+    mixall.ONS_HTTP_PROXY_GROUP,
+    mixall.CID_ONSAPI_PULL_GROUP,
+    mixall.CID_ONSAPI_PERMISSION_GROUP,
+    mixall.CID_ONSAPI_OWNER_GROUP,
+)
+
+
+class SubscriptionGroupManager(ConfigManager):
+    """Group name -> SubscriptionGroupConfig; unknown groups are created on use when allowed."""
+
+    def __init__(self, broker_config: BrokerConfig, path: str):
+        super().__init__(path)
+        self.broker_config = broker_config
+        self.table: dict[str, SubscriptionGroupConfig] = {}
+        self.data_version = DataVersion()
+        for g in _DEFAULT_GROUPS:
+            self.table[g] = SubscriptionGroupConfig(groupName=g)
+
+    def find_subscription_group_config(self, group: str) -> SubscriptionGroupConfig | None:
+        """The group's config; auto-created (and persisted) when ``autoCreateSubscriptionGroup`` is on.
+
+        Illegal names are never created: they would end up in retry-topic names and files.
+        """
+        sgc = self.table.get(group)
+        if sgc is not None:
+            return sgc
+        if not self.broker_config.autoCreateSubscriptionGroup and not mixall.is_sys_consumer_group(group):
+            return None
+        if topic_validator.validate_group(group) is not None:
+            return None
+        sgc = SubscriptionGroupConfig(groupName=group)
+        self.table[group] = sgc
+        log.info("auto-created subscription group %s", group)
+        self.data_version.next_version()
+        self.persist()
+        return sgc
+
+    def update_subscription_group_config(self, sgc: SubscriptionGroupConfig) -> None:
+        old = self.table.get(sgc.groupName)
+        self.table[sgc.groupName] = sgc
+        log.info("%s subscription group %s", "updated" if old else "created", sgc)
+        self.data_version.next_version()
+        self.persist()
+
+    def delete_subscription_group_config(self, group: str) -> bool:
+        if self.table.pop(group, None) is None:
+            return False
+        log.info("deleted subscription group %s", group)
+        self.data_version.next_version()
+        self.persist()
+        return True
+
+    def contains(self, group: str) -> bool:
+        return group in self.table
+
+    def build_wrapper(self) -> SubscriptionGroupWrapper:
+        return SubscriptionGroupWrapper(subscriptionGroupTable=dict(self.table), dataVersion=self.data_version.copy())
+
+    def encode(self) -> str:
+        return pretty_json(
+            {
+                "dataVersion": self.data_version.to_obj(),
+                "subscriptionGroupTable": {k: v.to_obj() for k, v in self.table.items()},
+            }
+        )
+
+    def decode(self, tree: Any) -> None:
+        wrapper = SubscriptionGroupWrapper.from_obj(tree)
+        for name, sgc in wrapper.subscriptionGroupTable.items():
+            if topic_validator.validate_group(name) is not None:
+                log.warning("ignoring group with an illegal name in %s: %r", self.path, name)
+                continue
+            self.table[name] = sgc
+        self.data_version.assign_from(wrapper.dataVersion)
