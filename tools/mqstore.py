@@ -36,6 +36,7 @@ from store.index_file import (
     INDEX_HEADER_SIZE,
     IndexFile,
     IndexFileError,
+    index_key_hash,
 )
 
 MESSAGE_MAGIC_V1 = 0xDAA320A7 - (1 << 32)
@@ -417,7 +418,8 @@ def cmd_check(args) -> int:
         print(f"PROBLEM {msg}")
 
     # 1. CommitLog
-    records: dict[int, tuple[str, int, int, int, int]] = {}
+    records: dict[int, tuple[str, int, int, int, int, int]] = {}
+    index_keys: dict[int, tuple[str, str | None, str]] = {}  # phy offset -> (topic, UNIQ_KEY, KEYS)
     n_records = 0
     max_offset = commit_log_min_offset(cl_dir)
     for w in walk_commit_log(cl_dir):
@@ -435,6 +437,7 @@ def cmd_check(args) -> int:
             problem(f"commitlog @{r.phy_offset}: body CRC mismatch (stored {r.body_crc}, computed {r.computed_crc()}) "
                     f"topic {r.topic} queue {r.queue_id} offset {r.queue_offset}")
         records[r.phy_offset] = (r.topic, r.queue_id, r.queue_offset, r.total_size, r.tags_code(delay), r.sys_flag)
+        index_keys[r.phy_offset] = (r.topic, r.properties.get("UNIQ_KEY"), r.properties.get("KEYS", ""))
     min_offset = commit_log_min_offset(cl_dir)
 
     # 2. ConsumeQueues
@@ -507,9 +510,11 @@ def cmd_check(args) -> int:
             n_index += 1
             try:
                 f.load()
-                for n, _kh, off, _td, prev in f.iter_entries():
+                for n, kh, off, _td, prev in f.iter_entries():
                     if off >= min_offset and off not in records:
                         problem(f"index/{name} entry {n}: phyOffset {off} is not a record start")
+                    elif off in index_keys and kh not in _record_key_hashes(index_keys[off]):
+                        problem(f"index/{name} entry {n}: keyHash {kh} is none of the keys of the record @{off}")
                     if prev < 0 or prev >= n:
                         problem(f"index/{name} entry {n}: bad chain link {prev}")
             finally:
@@ -521,6 +526,14 @@ def cmd_check(args) -> int:
         return 1
     print(f"OK: {summary}")
     return 0
+
+
+def _record_key_hashes(keys: tuple[str, str | None, str]) -> set[int]:
+    topic, uniq, raw = keys
+    out = {index_key_hash(f"{topic}#{k}") for k in raw.split(" ") if k}
+    if uniq:
+        out.add(index_key_hash(f"{topic}#{uniq}"))
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:

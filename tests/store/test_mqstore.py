@@ -126,3 +126,12 @@ def test_index_listing_infers_geometry(store):
     assert [[int(c[0]), int(c[1]), int(c[3]), int(c[4]), int(c[5])] for c in rows] == o["entries"]
     bad = mqstore("index", str(store / o["file"]), "--hash-slots", "100")
     assert bad.returncode == 2 and "give both" in bad.stderr
+
+
+def test_check_fails_on_index_entry_with_foreign_key_hash(store):
+    path = store / "index" / "20261122035336558"
+    entry = 40 + 100 * 4 + 7 * 20
+    patch(path, entry, struct.pack(">i", 12345))
+    r = mqstore("check", str(store))
+    assert r.returncode == 1
+    assert "index/20261122035336558 entry 7: keyHash 12345 is none of the keys of the record @1106" in r.stderr
