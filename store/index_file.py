@@ -17,8 +17,10 @@ a MappedFileQueue because an IndexFile never grows.
 from __future__ import annotations
 
 import mmap
+import operator
 import os
 import struct
+import sys
 import time
 from collections.abc import Iterator
 
@@ -52,9 +54,25 @@ class IndexFileError(OSError):
     """An index file cannot be opened (wrong size, unreadable)."""
 
 
+_POW_MAX = 1024
+# 31**k mod 2**32, highest power first: String.hashCode() = sum(u[i] * 31**(n-1-i)) mod 2**32
+_REV_POW31 = [pow(31, k, 1 << 32) for k in range(_POW_MAX)][::-1]
+_UTF16_NATIVE = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"
+
+
+def _java_hash(s: str) -> int:
+    """Same value as common.util.java_string_hash, about twice as fast (the index's hot path)."""
+    units = memoryview(s.encode(_UTF16_NATIVE)).cast("H")
+    n = len(units)
+    if n > _POW_MAX:
+        return java_string_hash(s)
+    h = sum(map(operator.mul, units, _REV_POW31[_POW_MAX - n :])) & 0xFFFFFFFF
+    return h - 0x100000000 if h & 0x80000000 else h
+
+
 def index_key_hash(key: str) -> int:
     """RocketMQ's ``indexKeyHashMethod``: ``abs(String.hashCode())``, Integer.MIN_VALUE mapped to 0."""
-    h = java_string_hash(key)
+    h = _java_hash(key)
     if h == -0x80000000:
         # Java's Math.abs(Integer.MIN_VALUE) stays negative; RocketMQ then uses 0.
         return 0

@@ -407,3 +407,18 @@ def test_fed_by_the_store_dispatcher(tmp_path):
     for k in ("a", "b", "ABC"):
         assert svc.query_offset("T", k, 64, 0, LONG_MAX).phy_offsets == [77]
     svc.shutdown()
+
+
+def test_key_hash_equals_java_string_hash():
+    import random
+
+    from store.index_file import _java_hash
+
+    rnd = random.Random(5)
+    alphabet = [chr(c) for c in range(32, 127)] + ["é", "键", "😀", "\u05d0", "\uffff"]
+    for _ in range(3000):
+        s = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 80)))
+        assert _java_hash(s) == java_string_hash(s), s
+    long = "x" * 5000 + "😀"
+    assert _java_hash(long) == java_string_hash(long)
+    assert index_key_hash("") == 0
