@@ -212,9 +212,19 @@ def test_rebuild_from_manifest_is_byte_identical(tmp_path):
 
 
 @needs_golden
-def test_golden_abnormal_load_drops_files_newer_than_checkpoint(golden_index_dir):
+def test_golden_abnormal_load_drops_files_newer_than_checkpoint(golden_index_dir, tmp_path):
     cp = json.loads((GOLDEN / "checkpoint.json").read_text())
-    svc = IndexService(make_config(maxHashSlotNum=100, maxIndexNum=400), str(golden_index_dir), Checkpoint(cp["indexMsgTimestamp"]))
+    checkpoint = Checkpoint(cp["indexMsgTimestamp"])
+    try:  # the store's own reader of the golden checkpoint file, when it exists
+        from store.store_checkpoint import StoreCheckpoint
+
+        shutil.copy(GOLDEN / "store" / "checkpoint", tmp_path / "checkpoint")
+        os.chmod(tmp_path / "checkpoint", 0o644)
+        checkpoint = StoreCheckpoint(str(tmp_path / "checkpoint"))
+        assert checkpoint.index_msg_timestamp == cp["indexMsgTimestamp"]
+    except ImportError:
+        pass
+    svc = IndexService(make_config(maxHashSlotNum=100, maxIndexNum=400), str(golden_index_dir), checkpoint)
     assert svc.load(False)
     assert svc.file_count == 7
     assert sorted(os.listdir(golden_index_dir))[-1] == "20261122035352952"
