@@ -1,0 +1,500 @@
+"""Fixed-size memory-mapped files and the ordered queue of them (spec message-and-store-format.md §1a).
+
+A :class:`MappedFileQueue` is a directory of files of exactly ``file_size``
+bytes, each named by the 20-digit offset of its first byte in the queue's byte
+space. The CommitLog, every ConsumeQueue and DLedger's data/index files are such
+queues. Writers put bytes straight into ``MappedFile.mm`` (an ``mmap``) and
+advance ``wrote_position``; :meth:`MappedFile.flush` makes them durable with
+``fdatasync`` on the file descriptor, which releases the GIL and so may run in
+an executor thread while the event loop keeps appending.
+
+Reads hand out ``memoryview`` slices of the mapping. A file that is destroyed
+while views are alive is unlinked at once; its mapping stays valid until the
+last view is dropped (Python keeps the buffer alive), so readers never touch
+unmapped memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import mmap
+import os
+import threading
+import time
+from collections.abc import Iterator
+
+__all__ = ["MappedFile", "MappedFileQueue", "MappedFileError", "offset_to_file_name", "OS_PAGE_SIZE"]
+
+log = logging.getLogger(__name__)
+
+OS_PAGE_SIZE = 4096
+DELETE_FILES_BATCH_MAX = 10
+
+
+class MappedFileError(OSError):
+    """A mapped file cannot be created or has the wrong size."""
+
+
+def offset_to_file_name(offset: int) -> str:
+    """The 20-digit zero-padded name of the file starting at ``offset``."""
+    return f"{offset:020d}"
+
+
+class MappedFile:
+    """One preallocated, mmap'd file of a queue.
+
+    ``wrote_position`` is where the next byte goes (bytes before it are
+    readable); ``committed_position`` equals it (no transient store pool);
+    ``flushed_position`` is what is known to be on disk.
+    """
+
+    __slots__ = (
+        "path",
+        "file_name",
+        "file_size",
+        "file_from_offset",
+        "mm",
+        "_fd",
+        "wrote_position",
+        "committed_position",
+        "flushed_position",
+        "first_create_in_queue",
+        "store_timestamp",
+        "_available",
+        "_flush_lock",
+    )
+
+    def __init__(self, path: str, file_size: int, *, create: bool = True) -> None:
+        self.path = path
+        self.file_name = os.path.basename(path)
+        if not self.file_name.isdigit():
+            raise MappedFileError(f"mapped file name is not an offset: {path}")
+        self.file_from_offset = int(self.file_name)
+        self.file_size = file_size
+        flags = os.O_RDWR | (os.O_CREAT if create else 0)
+        fd = os.open(path, flags, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size == 0 and create:
+                # Sparse preallocation: reads as zeros, blocks are allocated on write.
+                os.ftruncate(fd, file_size)
+            elif size != file_size:
+                raise MappedFileError(f"{path}: size {size} differs from the configured {file_size}")
+            self.mm = mmap.mmap(fd, file_size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        self.wrote_position = 0
+        self.committed_position = 0
+        self.flushed_position = 0
+        self.first_create_in_queue = False
+        self.store_timestamp = 0  # store time of the last record written (CommitLog sets it)
+        self._available = True
+        self._flush_lock = threading.Lock()
+
+    # -- positions ---------------------------------------------------------
+
+    @property
+    def read_position(self) -> int:
+        return self.wrote_position
+
+    def set_positions(self, pos: int) -> None:
+        """Set wrote, committed and flushed positions (after load/recovery/truncation)."""
+        self.wrote_position = self.committed_position = self.flushed_position = pos
+
+    def is_full(self) -> bool:
+        return self.wrote_position >= self.file_size
+
+    def remaining(self) -> int:
+        return self.file_size - self.wrote_position
+
+    def is_available(self) -> bool:
+        return self._available
+
+    @property
+    def end_offset(self) -> int:
+        return self.file_from_offset + self.file_size
+
+    def get_last_modified_timestamp(self) -> int:
+        try:
+            return int(os.stat(self.path).st_mtime * 1000)
+        except OSError:
+            return 0
+
+    # -- writing -----------------------------------------------------------
+
+    def append(self, data: bytes | bytearray | memoryview) -> bool:
+        """Copy ``data`` at the write position; False when it does not fit."""
+        pos = self.wrote_position
+        n = len(data)
+        if pos + n > self.file_size:
+            return False
+        self.mm[pos : pos + n] = data
+        self.wrote_position = self.committed_position = pos + n
+        return True
+
+    def write_at(self, pos: int, data: bytes | bytearray | memoryview) -> None:
+        """Write ``data`` at ``pos`` without moving positions (in-place patches)."""
+        self.mm[pos : pos + len(data)] = data
+
+    def dirty_pages(self) -> int:
+        return self.wrote_position // OS_PAGE_SIZE - self.flushed_position // OS_PAGE_SIZE
+
+    def is_able_to_flush(self, least_pages: int) -> bool:
+        if self.is_full() and self.wrote_position > self.flushed_position:
+            return True
+        if least_pages > 0:
+            return self.dirty_pages() >= least_pages
+        return self.wrote_position > self.flushed_position
+
+    def flush(self, least_pages: int = 0) -> int:
+        """fdatasync when at least ``least_pages`` pages are dirty (0: any byte); return flushed position.
+
+        Safe to call from an executor thread; the GIL is released during the sync.
+        """
+        if not self._available:
+            return self.flushed_position
+        if self.is_able_to_flush(least_pages):
+            with self._flush_lock:
+                target = self.wrote_position
+                if target > self.flushed_position:
+                    try:
+                        os.fdatasync(self._fd)
+                    except (OSError, ValueError) as e:  # closed under us by destroy()
+                        if self._available:
+                            raise
+                        log.debug("flush of destroyed file %s ignored: %s", self.path, e)
+                        return self.flushed_position
+                    if target > self.flushed_position:
+                        self.flushed_position = target
+        return self.flushed_position
+
+    # -- reading -----------------------------------------------------------
+
+    def select(self, pos: int, size: int | None = None) -> memoryview | None:
+        """A view of ``size`` bytes (default: up to the read position) at file position ``pos``."""
+        rp = self.wrote_position
+        if pos < 0 or pos >= rp:
+            return None
+        end = rp if size is None else pos + size
+        if end > rp:
+            return None
+        return memoryview(self.mm)[pos:end]
+
+    # -- lifecycle ---------------------------------------------------------
+
+    def close(self) -> None:
+        """Unmap and close (the mapping lingers while views of it exist)."""
+        if not self._available:
+            return
+        self._available = False
+        with self._flush_lock:
+            try:
+                self.mm.close()
+            except BufferError:
+                pass  # exported views still alive; the mapping is freed with them
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+
+    def destroy(self) -> bool:
+        """Close and delete the file."""
+        self.close()
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+        return True
+
+    def __repr__(self) -> str:
+        return f"MappedFile({self.file_name}, wrote={self.wrote_position}, flushed={self.flushed_position})"
+
+
+class MappedFileQueue:
+    """The ordered files of one directory, all of ``mapped_file_size`` bytes.
+
+    Mutations (create, truncate, delete) happen on the writer's thread (the
+    event loop); the file list is replaced copy-on-write so readers and the
+    flush executor can iterate a stable snapshot without locking.
+    """
+
+    def __init__(self, store_path: str, mapped_file_size: int) -> None:
+        self.store_path = store_path
+        self.mapped_file_size = mapped_file_size
+        self.mapped_files: list[MappedFile] = []
+        self.flushed_where = 0
+        self.committed_where = 0
+        self.store_timestamp = 0
+        self._lock = threading.Lock()
+
+    # -- load ----------------------------------------------------------------
+
+    def load(self) -> bool:
+        """Map every file of the directory; False when a file has the wrong size."""
+        try:
+            names = sorted(n for n in os.listdir(self.store_path) if n.isdigit() and len(n) == 20)
+        except FileNotFoundError:
+            return True
+        files: list[MappedFile] = []
+        for name in names:
+            path = os.path.join(self.store_path, name)
+            if not os.path.isfile(path):
+                continue
+            size = os.path.getsize(path)
+            if size != self.mapped_file_size:
+                log.error("%s length %d does not match the configured file size %d", path, size,
+                          self.mapped_file_size)
+                for f in files:
+                    f.close()
+                return False
+            try:
+                mf = MappedFile(path, self.mapped_file_size, create=False)
+            except (OSError, ValueError) as e:
+                log.error("cannot map %s: %s", path, e)
+                for f in files:
+                    f.close()
+                return False
+            mf.set_positions(self.mapped_file_size)
+            files.append(mf)
+        with self._lock:
+            self.mapped_files = files
+        return True
+
+    # -- lookup --------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[MappedFile]:
+        return iter(self.mapped_files)
+
+    def __len__(self) -> int:
+        return len(self.mapped_files)
+
+    def get_first_mapped_file(self) -> MappedFile | None:
+        files = self.mapped_files
+        return files[0] if files else None
+
+    def get_last_mapped_file(self) -> MappedFile | None:
+        files = self.mapped_files
+        return files[-1] if files else None
+
+    def get_last_mapped_file_or_create(self, start_offset: int = 0, need_create: bool = True) -> MappedFile | None:
+        """The last file, or a new one when there is none or it is full.
+
+        With no file yet, the first one starts at the file boundary at or below
+        ``start_offset``.
+        """
+        last = self.get_last_mapped_file()
+        if last is not None and not last.is_full():
+            return last
+        if not need_create:
+            return last
+        if last is None:
+            create_offset = start_offset - (start_offset % self.mapped_file_size)
+        else:
+            create_offset = last.file_from_offset + self.mapped_file_size
+        return self._create(create_offset, first=last is None)
+
+    def _create(self, offset: int, first: bool) -> MappedFile | None:
+        os.makedirs(self.store_path, exist_ok=True)
+        path = os.path.join(self.store_path, offset_to_file_name(offset))
+        try:
+            mf = MappedFile(path, self.mapped_file_size)
+        except OSError as e:
+            log.error("create mapped file %s failed: %s", path, e)
+            return None
+        mf.first_create_in_queue = first
+        with self._lock:
+            self.mapped_files = [*self.mapped_files, mf]
+        return mf
+
+    def find_mapped_file_by_offset(self, offset: int, return_first_on_not_found: bool = False) -> MappedFile | None:
+        """The file holding byte ``offset`` of the queue."""
+        files = self.mapped_files
+        if not files:
+            return None
+        first = files[0]
+        idx = offset // self.mapped_file_size - first.file_from_offset // self.mapped_file_size
+        if 0 <= idx < len(files):
+            mf = files[idx]
+            if mf.file_from_offset <= offset < mf.file_from_offset + self.mapped_file_size:
+                return mf
+        for mf in files:  # a gap in the sequence (deleted files); fall back to a scan
+            if mf.file_from_offset <= offset < mf.file_from_offset + self.mapped_file_size:
+                return mf
+        return first if return_first_on_not_found else None
+
+    def get_mapped_file_by_time(self, timestamp: int) -> MappedFile | None:
+        """The first file last modified at or after ``timestamp`` (else the last file)."""
+        files = self.mapped_files
+        for mf in files:
+            if mf.get_last_modified_timestamp() >= timestamp:
+                return mf
+        return files[-1] if files else None
+
+    def get_min_offset(self) -> int:
+        files = self.mapped_files
+        return files[0].file_from_offset if files else -1
+
+    def get_max_offset(self) -> int:
+        """Offset just past the last readable byte."""
+        files = self.mapped_files
+        if not files:
+            return 0
+        last = files[-1]
+        return last.file_from_offset + last.read_position
+
+    def get_max_wrote_position(self) -> int:
+        return self.get_max_offset()
+
+    def remain_how_many_data_to_flush(self) -> int:
+        return self.get_max_offset() - self.flushed_where
+
+    def get_mapped_memory_size(self) -> int:
+        return len(self.mapped_files) * self.mapped_file_size
+
+    # -- flush ---------------------------------------------------------------
+
+    def flush(self, least_pages: int = 0) -> bool:
+        """Flush the file holding ``flushed_where``; True when nothing new was flushed (RocketMQ's result)."""
+        mf = self.find_mapped_file_by_offset(self.flushed_where, self.flushed_where == 0)
+        if mf is None:
+            return True
+        ts = mf.store_timestamp
+        wrote = mf.wrote_position
+        pos = mf.flush(least_pages)
+        where = mf.file_from_offset + pos
+        result = where == self.flushed_where
+        self.flushed_where = where
+        self.committed_where = max(self.committed_where, where)
+        if pos >= wrote and ts:
+            # every record of the file up to the captured position is durable
+            self.store_timestamp = ts
+        return result
+
+    def flush_all(self) -> int:
+        """Flush every file with unflushed bytes; return the new flushed offset."""
+        while True:
+            before = self.flushed_where
+            self.flush(0)
+            mf = self.find_mapped_file_by_offset(self.flushed_where)
+            if self.flushed_where == before and (mf is None or mf.flushed_position >= mf.wrote_position):
+                break
+        return self.flushed_where
+
+    # -- truncation / deletion ----------------------------------------------
+
+    def truncate_dirty_files(self, offset: int) -> None:
+        """Drop everything at and after ``offset``: cut the file holding it, delete later files."""
+        keep: list[MappedFile] = []
+        for mf in self.mapped_files:
+            tail = mf.file_from_offset + self.mapped_file_size
+            if tail > offset:
+                if offset >= mf.file_from_offset:
+                    pos = offset % self.mapped_file_size
+                    mf.set_positions(pos)
+                    keep.append(mf)
+                else:
+                    mf.destroy()
+            else:
+                keep.append(mf)
+        with self._lock:
+            self.mapped_files = keep
+        self.flushed_where = min(self.flushed_where, offset)
+        self.committed_where = min(self.committed_where, offset)
+
+    def delete_last_mapped_file(self) -> None:
+        last = self.get_last_mapped_file()
+        if last is not None:
+            last.destroy()
+            with self._lock:
+                self.mapped_files = self.mapped_files[:-1]
+
+    def _remove(self, victims: list[MappedFile]) -> None:
+        if not victims:
+            return
+        ids = {id(v) for v in victims}
+        with self._lock:
+            self.mapped_files = [f for f in self.mapped_files if id(f) not in ids]
+
+    def delete_expired_file_by_time(
+        self,
+        expired_ms: int,
+        delete_interval_ms: int,
+        interval_forcibly_ms: int,
+        clean_immediately: bool,
+    ) -> int:
+        """Delete files (never the last) last modified ``expired_ms`` ago or more; return the count.
+
+        Oldest first; stops at the first file that is not old enough; at most
+        10 files a call. ``delete_interval_ms`` pauses between deletions (blocking:
+        call it from an executor when non-zero). ``clean_immediately`` ignores age.
+        ``interval_forcibly_ms`` is accepted for RocketMQ parity: views keep a
+        destroyed file's mapping alive, so there is nothing to force.
+        """
+        del interval_forcibly_ms
+        files = self.mapped_files[:-1]
+        now = int(time.time() * 1000)
+        deleted: list[MappedFile] = []
+        for mf in files:
+            if not (clean_immediately or now >= mf.get_last_modified_timestamp() + expired_ms):
+                break
+            mf.destroy()
+            deleted.append(mf)
+            if len(deleted) >= DELETE_FILES_BATCH_MAX:
+                break
+            if delete_interval_ms > 0 and mf is not files[-1]:
+                time.sleep(delete_interval_ms / 1000.0)
+        self._remove(deleted)
+        return len(deleted)
+
+    def delete_expired_file_by_offset(self, offset: int, unit_size: int) -> int:
+        """Delete files (never the last) whose last unit's int64 offset is below ``offset``; return the count.
+
+        For ConsumeQueue-like queues of fixed ``unit_size`` units whose first
+        8 bytes are a CommitLog offset.
+        """
+        files = self.mapped_files[:-1]
+        deleted: list[MappedFile] = []
+        for mf in files:
+            pos = self.mapped_file_size - unit_size
+            if mf.read_position < pos + unit_size:
+                if not mf.is_available():
+                    deleted.append(mf)
+                    continue
+                log.warning("%s: last unit not written, stop deleting by offset", mf.path)
+                break
+            max_in_file = int.from_bytes(mf.mm[pos : pos + 8], "big", signed=True)
+            if max_in_file < offset:
+                mf.destroy()
+                deleted.append(mf)
+            else:
+                break
+        self._remove(deleted)
+        return len(deleted)
+
+    def retry_delete_first_file(self, interval_forcibly_ms: int = 0) -> bool:
+        """Delete the first file when it is no longer available (a hanged deletion); True if done."""
+        first = self.get_first_mapped_file()
+        if first is not None and not first.is_available():
+            first.destroy()
+            self._remove([first])
+            return True
+        return False
+
+    def destroy(self) -> None:
+        """Delete every file and the directory if it is empty."""
+        for mf in self.mapped_files:
+            mf.destroy()
+        with self._lock:
+            self.mapped_files = []
+        self.flushed_where = self.committed_where = 0
+        try:
+            os.rmdir(self.store_path)
+        except OSError:
+            pass
+
+    def shutdown(self) -> None:
+        """Close every file (the caller flushes first)."""
+        for mf in self.mapped_files:
+            mf.close()

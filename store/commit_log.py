@@ -1,0 +1,661 @@
+"""CommitLog: the append-only record log (spec message-and-store-format.md §2, §8).
+
+Writes RocketMQ 4.9 v1 records straight into the last mapped file with
+precompiled ``struct.Struct.pack_into``; reads v1 and the 5.x v2 (long topic)
+records. Queue offsets come from the in-memory ``topic-queueId → next offset``
+table; PREPARED and ROLLBACK records get queue offset 0 and do not advance it.
+
+Crash safety: a record is written body/topic/properties first and its header
+(TOTALSIZE + MAGIC) last, and recovery zeroes the bytes after the last valid
+record, so a process killed mid-append leaves either a whole record or bytes
+that do not parse as one. Recovery additionally rejects records whose topic or
+properties contain NUL bytes (the signature of a tail cut short).
+
+The store talks to the CommitLog only through the methods documented as
+"interface" below, so a DLedger-backed log can replace it.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import zlib
+from collections.abc import Callable
+
+import construct as cs
+
+from common.mapped_file import MappedFile, MappedFileQueue
+from common.message import (
+    BLANK_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE_V2,
+    PROPERTY_SEPARATOR,
+    MessageConst,
+    MessageDecodeError,
+    MessageExtBatch,
+    MessageExtBrokerInner,
+    MessageSysFlag,
+    decode_batch_body,
+    host_to_bytes,
+)
+from common.util import java_string_hash, now_ms
+from store.config import MessageStoreConfig
+from store.dispatch import DispatchRequest
+from store.message_store import (
+    AppendMessageResult,
+    AppendMessageStatus,
+    PutMessageResult,
+    PutMessageStatus,
+)
+
+__all__ = [
+    "CommitLog",
+    "RECORD_V1",
+    "RECORD_V2",
+    "END_FILE_MIN_BLANK_LENGTH",
+    "SCHEDULE_TOPIC",
+    "TagsCodeCalculator",
+    "record_length",
+]
+
+log = logging.getLogger(__name__)
+
+END_FILE_MIN_BLANK_LENGTH = 8
+SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
+MAX_TOPIC_BYTES = 127
+MAX_PROPERTIES_BYTES = 32767
+
+_BORN_V6 = MessageSysFlag.BORNHOST_V6
+_STORE_V6 = MessageSysFlag.STOREHOSTADDRESS_V6
+_TX_MASK = MessageSysFlag.TRANSACTION_MASK
+_TX_PREPARED = MessageSysFlag.TRANSACTION_PREPARED_TYPE
+_TX_ROLLBACK = MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
+
+# -- the record, declared once with construct (documentation + cross-check) ----
+
+
+def _host(flag_bit: int):
+    return cs.Struct(
+        "address" / cs.IfThenElse(lambda ctx: ctx._.sysFlag & flag_bit, cs.Bytes(16), cs.Bytes(4)),
+        "port" / cs.Int32sb,
+    )
+
+
+def _record(topic_len):
+    return cs.Struct(
+        "totalSize" / cs.Int32sb,
+        "magicCode" / cs.Int32sb,
+        "bodyCRC" / cs.Int32sb,
+        "queueId" / cs.Int32sb,
+        "flag" / cs.Int32sb,
+        "queueOffset" / cs.Int64sb,
+        "physicalOffset" / cs.Int64sb,
+        "sysFlag" / cs.Int32sb,
+        "bornTimestamp" / cs.Int64sb,
+        "bornHost" / _host(_BORN_V6),
+        "storeTimestamp" / cs.Int64sb,
+        "storeHost" / _host(_STORE_V6),
+        "reconsumeTimes" / cs.Int32sb,
+        "preparedTransactionOffset" / cs.Int64sb,
+        "body" / cs.Prefixed(cs.Int32sb, cs.GreedyBytes),
+        "topic" / cs.PascalString(topic_len, "utf8"),
+        "properties" / cs.Prefixed(cs.Int16ub, cs.GreedyBytes),
+    )
+
+
+RECORD_V1 = _record(cs.Int8ub)  # magic 0xDAA320A7: 1-byte topic length
+RECORD_V2 = _record(cs.Int16sb)  # magic 0xDAA320AB (5.x): 2-byte topic length
+
+# -- the hot-path structs -----------------------------------------------------
+
+_HEAD_FMT = ">iiiiiqqiq"  # TOTALSIZE MAGIC BODYCRC QUEUEID FLAG QUEUEOFFSET PHYSOFFSET SYSFLAG BORNTS
+_HEADERS = {
+    (bv6, sv6): struct.Struct(
+        _HEAD_FMT + ("16s" if bv6 else "4s") + "iq" + ("16s" if sv6 else "4s") + "iiqi"
+    )
+    for bv6 in (False, True)
+    for sv6 in (False, True)
+}
+_HEAD = struct.Struct(_HEAD_FMT)
+_BLANK = struct.Struct(">ii")
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_TAIL = struct.Struct(">iqi")  # RECONSUMETIMES PREPAREDOFFSET BODYLENGTH
+_MIN_RECORD = 91
+
+
+def record_length(body_len: int, topic_len: int, props_len: int, born_v6: bool = False, store_v6: bool = False) -> int:
+    """TOTALSIZE of a v1 record."""
+    return _MIN_RECORD + body_len + topic_len + props_len + (12 if born_v6 else 0) + (12 if store_v6 else 0)
+
+
+class TagsCodeCalculator:
+    """The consume-queue tag code of a record: Java hash of TAGS, or the delivery time in SCHEDULE_TOPIC_XXXX."""
+
+    __slots__ = ("_cache", "_delays")
+
+    def __init__(self, delay_levels_ms: list[int]) -> None:
+        self._cache: dict[str, int] = {}
+        self._delays = delay_levels_ms
+
+    def tags_hash(self, tags: str) -> int:
+        h = self._cache.get(tags)
+        if h is None:
+            h = java_string_hash(tags)
+            if len(self._cache) > 4096:
+                self._cache.clear()
+            self._cache[tags] = h
+        return h
+
+    def __call__(self, topic: str, props: dict[str, str], store_timestamp: int) -> int:
+        if topic == SCHEDULE_TOPIC:
+            level_s = props.get(MessageConst.DELAY)
+            if level_s:
+                try:
+                    level = int(level_s)
+                except ValueError:
+                    level = 0
+                if level > 0 and self._delays:
+                    level = min(level, len(self._delays))
+                    return store_timestamp + self._delays[level - 1]
+        tags = props.get(MessageConst.TAGS)
+        if tags:
+            return self.tags_hash(tags)
+        return 0
+
+
+def _parse_props(s: str) -> dict[str, str]:
+    # inline of common.message.string_to_properties for the dispatch hot path
+    result: dict[str, str] = {}
+    if s:
+        for item in s.split(PROPERTY_SEPARATOR):
+            i = item.find("\x01")
+            if len(item) >= 3 and 0 < i < len(item) - 1:
+                result[item[:i]] = item[i + 1 :]
+    return result
+
+
+_INVALID = DispatchRequest(success=False, msg_size=-1)
+_BLANK_REQ = DispatchRequest(success=True, msg_size=0)
+
+
+class CommitLog:
+    """The CommitLog of one store directory.
+
+    Interface used by the store: ``load``, ``put_message``, ``put_messages``,
+    ``get_min_offset``, ``get_max_offset``, ``get_message``, ``get_data``,
+    ``roll_next_file``, ``pickup_store_timestamp``, ``check_message_and_return_size``,
+    ``recover_normally``, ``recover_abnormally``, ``append_data``, ``flush``,
+    ``flushed_where``, ``shutdown``, ``destroy``, ``topic_queue_table``.
+    """
+
+    def __init__(self, config: MessageStoreConfig, tags_code: TagsCodeCalculator | None = None) -> None:
+        self.config = config
+        self.mapped_file_queue = MappedFileQueue(config.commit_log_dir, config.mappedFileSizeCommitLog)
+        self.file_size = config.mappedFileSizeCommitLog
+        self.topic_queue_table: dict[str, int] = {}
+        self.tags_code = tags_code or TagsCodeCalculator(config.delay_levels_ms())
+        self._addr_cache: dict[str, bytes] = {}
+        self._msg_id_prefix_cache: dict[tuple[str, int], str] = {}
+        self.begin_time_in_lock = 0
+
+    # -- lifecycle ------------------------------------------------------------
+
+    def load(self) -> bool:
+        return self.mapped_file_queue.load()
+
+    def shutdown(self) -> None:
+        self.mapped_file_queue.shutdown()
+
+    def destroy(self) -> None:
+        self.mapped_file_queue.destroy()
+
+    # -- offsets ----------------------------------------------------------------
+
+    def get_min_offset(self) -> int:
+        first = self.mapped_file_queue.get_first_mapped_file()
+        if first is None:
+            return -1
+        return first.file_from_offset
+
+    def get_max_offset(self) -> int:
+        return self.mapped_file_queue.get_max_offset()
+
+    @property
+    def flushed_where(self) -> int:
+        return self.mapped_file_queue.flushed_where
+
+    def roll_next_file(self, offset: int) -> int:
+        return offset + self.file_size - offset % self.file_size
+
+    # -- helpers ----------------------------------------------------------------
+
+    def _addr(self, host: str) -> bytes:
+        b = self._addr_cache.get(host)
+        if b is None:
+            b = host_to_bytes((host, 0))
+            if len(self._addr_cache) > 10000:
+                self._addr_cache.clear()
+            self._addr_cache[host] = b
+        return b
+
+    def _msg_id(self, store_host: tuple[str, int], phys: int) -> str:
+        prefix = self._msg_id_prefix_cache.get(store_host)
+        if prefix is None:
+            prefix = (host_to_bytes(store_host) + _I32.pack(store_host[1])).hex().upper()
+            self._msg_id_prefix_cache[store_host] = prefix
+        return f"{prefix}{phys:016X}"
+
+    def _last_file_for(self, total: int) -> MappedFile | None:
+        """The file to append ``total`` bytes to; writes the BLANK record and rolls when needed."""
+        q = self.mapped_file_queue
+        mf = q.get_last_mapped_file_or_create(0)
+        if mf is None:
+            return None
+        remaining = mf.file_size - mf.wrote_position
+        if total + END_FILE_MIN_BLANK_LENGTH > remaining:
+            _BLANK.pack_into(mf.mm, mf.wrote_position, remaining, BLANK_MAGIC_CODE)
+            mf.wrote_position = mf.committed_position = mf.file_size
+            mf = q.get_last_mapped_file_or_create(0)
+        return mf
+
+    # -- append -------------------------------------------------------------------
+
+    def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
+        """Append one record; stamps store time, physical and queue offset into ``msg``."""
+        body = msg.body
+        body_len = len(body)
+        if body_len > self.config.maxMessageSize:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL,
+                                    remark=f"message body size {body_len} exceeds maxMessageSize")
+        topic = msg.topic
+        topic_b = topic.encode("utf-8")
+        topic_len = len(topic_b)
+        if topic_len > MAX_TOPIC_BYTES or topic_len == 0:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="topic length must be 1..127 bytes")
+        props_b = msg.properties_bytes()
+        props_len = len(props_b)
+        if props_len > MAX_PROPERTIES_BYTES:
+            return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
+                                    remark=f"properties size {props_len} exceeds 32767")
+        born = msg.born_host
+        store = msg.store_host
+        born_a = self._addr(born[0])
+        store_a = self._addr(store[0])
+        sys_flag = msg.sys_flag
+        bv6 = len(born_a) == 16
+        sv6 = len(store_a) == 16
+        sys_flag = (sys_flag | _BORN_V6) if bv6 else (sys_flag & ~_BORN_V6)
+        sys_flag = (sys_flag | _STORE_V6) if sv6 else (sys_flag & ~_STORE_V6)
+        total = _MIN_RECORD + body_len + topic_len + props_len + (12 if bv6 else 0) + (12 if sv6 else 0)
+        if total + END_FILE_MIN_BLANK_LENGTH > self.file_size:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="message larger than a commit-log file")
+        crc = msg.body_crc
+        if crc < 0:
+            crc = zlib.crc32(body) & 0x7FFFFFFF
+        mf = self._last_file_for(total)
+        if mf is None:
+            return PutMessageResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED, remark="create mapped file failed")
+        tx = sys_flag & _TX_MASK
+        qid = msg.queue_id
+        key = f"{topic}-{qid}"
+        if tx == _TX_PREPARED or tx == _TX_ROLLBACK:
+            qoff = 0
+        else:
+            qoff = self.topic_queue_table.get(key, 0)
+        mm = mf.mm
+        pos = mf.wrote_position
+        phys = mf.file_from_offset + pos
+        now = now_ms()
+        hdr = _HEADERS[(bv6, sv6)]
+        p = pos + hdr.size
+        # payload first, header (TOTALSIZE/MAGIC) last: a torn append never looks whole
+        mm[p : p + body_len] = body
+        p += body_len
+        mm[p] = topic_len
+        p += 1
+        mm[p : p + topic_len] = topic_b
+        p += topic_len
+        _I16.pack_into(mm, p, props_len)
+        if props_len:
+            mm[p + 2 : p + 2 + props_len] = props_b
+        hdr.pack_into(
+            mm, pos, total, MESSAGE_MAGIC_CODE, crc, qid, msg.flag, qoff, phys, sys_flag,
+            msg.born_timestamp, born_a, born[1], now, store_a, store[1],
+            msg.reconsume_times, msg.prepared_transaction_offset, body_len,
+        )
+        mf.wrote_position = mf.committed_position = pos + total
+        mf.store_timestamp = now
+        if tx != _TX_PREPARED and tx != _TX_ROLLBACK:
+            self.topic_queue_table[key] = qoff + 1
+        msg.store_timestamp = now
+        msg.queue_offset = qoff
+        msg.commit_log_offset = phys
+        msg.sys_flag = sys_flag
+        return PutMessageResult(
+            PutMessageStatus.PUT_OK,
+            AppendMessageResult(AppendMessageStatus.PUT_OK, phys, total, self._msg_id(store, phys), now, qoff, 1),
+        )
+
+    def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
+        """Append every message of a client batch body as consecutive records in one file."""
+        tx = batch.sys_flag & _TX_MASK
+        if tx != MessageSysFlag.TRANSACTION_NOT_TYPE:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="batch messages cannot be transactional")
+        if len(batch.body) > self.config.maxMessageSize:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="batch body exceeds maxMessageSize")
+        try:
+            entries = decode_batch_body(batch.body)
+        except MessageDecodeError as e:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark=f"bad batch body: {e}")
+        if not entries:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="empty batch")
+        topic_b = batch.topic.encode("utf-8")
+        topic_len = len(topic_b)
+        if topic_len > MAX_TOPIC_BYTES or topic_len == 0:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="topic length must be 1..127 bytes")
+        batch_props = batch.properties_bytes()
+        born, store = batch.born_host, batch.store_host
+        born_a, store_a = self._addr(born[0]), self._addr(store[0])
+        bv6, sv6 = len(born_a) == 16, len(store_a) == 16
+        sys_flag = batch.sys_flag
+        sys_flag = (sys_flag | _BORN_V6) if bv6 else (sys_flag & ~_BORN_V6)
+        sys_flag = (sys_flag | _STORE_V6) if sv6 else (sys_flag & ~_STORE_V6)
+        fixed = _MIN_RECORD + topic_len + (12 if bv6 else 0) + (12 if sv6 else 0)
+        encoded: list[tuple[bytes, bytes, int, int]] = []
+        total_all = 0
+        for e in entries:
+            pb = e.properties_string.encode("utf-8")
+            if batch_props:
+                pb = pb + PROPERTY_SEPARATOR.encode() + batch_props if pb else batch_props
+            if len(pb) > MAX_PROPERTIES_BYTES:
+                return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
+                                        remark="properties of a batch message exceed 32767 bytes")
+            size = fixed + len(e.body) + len(pb)
+            encoded.append((e.body, pb, e.flag, size))
+            total_all += size
+        if total_all + END_FILE_MIN_BLANK_LENGTH > self.file_size:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="batch larger than a commit-log file")
+        mf = self._last_file_for(total_all)
+        if mf is None:
+            return PutMessageResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED, remark="create mapped file failed")
+        key = f"{batch.topic}-{batch.queue_id}"
+        first_qoff = qoff = self.topic_queue_table.get(key, 0)
+        mm = mf.mm
+        start = pos = mf.wrote_position
+        base = mf.file_from_offset
+        now = now_ms()
+        hdr = _HEADERS[(bv6, sv6)]
+        ids = []
+        # payload of every record first, then the headers last to first
+        headers = []
+        for body, pb, flag, size in encoded:
+            p = pos + hdr.size
+            bl = len(body)
+            mm[p : p + bl] = body
+            p += bl
+            mm[p] = topic_len
+            mm[p + 1 : p + 1 + topic_len] = topic_b
+            p += 1 + topic_len
+            _I16.pack_into(mm, p, len(pb))
+            mm[p + 2 : p + 2 + len(pb)] = pb
+            headers.append((pos, size, zlib.crc32(body) & 0x7FFFFFFF, flag, qoff, bl))
+            ids.append(self._msg_id(store, base + pos))
+            pos += size
+            qoff += 1
+        for hpos, size, crc, flag, q, bl in reversed(headers):
+            hdr.pack_into(
+                mm, hpos, size, MESSAGE_MAGIC_CODE, crc, batch.queue_id, flag, q, base + hpos, sys_flag,
+                batch.born_timestamp, born_a, born[1], now, store_a, store[1],
+                batch.reconsume_times, batch.prepared_transaction_offset, bl,
+            )
+        mf.wrote_position = mf.committed_position = pos
+        mf.store_timestamp = now
+        self.topic_queue_table[key] = qoff
+        batch.store_timestamp = now
+        batch.queue_offset = first_qoff
+        batch.commit_log_offset = base + start
+        batch.sys_flag = sys_flag
+        return PutMessageResult(
+            PutMessageStatus.PUT_OK,
+            AppendMessageResult(AppendMessageStatus.PUT_OK, base + start, pos - start, ",".join(ids), now,
+                                first_qoff, len(encoded)),
+        )
+
+    def append_data(self, start_offset: int, data: bytes | memoryview) -> bool:
+        """Append raw CommitLog bytes at ``start_offset`` (replication); False unless it is the end."""
+        if start_offset != self.get_max_offset():
+            return False
+        q = self.mapped_file_queue
+        mv = memoryview(data)
+        offset = start_offset
+        while len(mv):
+            mf = q.get_last_mapped_file_or_create(offset)
+            if mf is None:
+                return False
+            if mf.file_from_offset + mf.wrote_position != offset:
+                log.error("append_data: offset %d does not continue file %s", offset, mf.file_name)
+                return False
+            n = min(len(mv), mf.remaining())
+            mf.append(mv[:n])
+            mv = mv[n:]
+            offset += n
+        return True
+
+    # -- read ---------------------------------------------------------------------
+
+    def get_message(self, offset: int, size: int) -> memoryview | None:
+        """``size`` bytes at ``offset`` (one record), or None when not readable."""
+        mf = self.mapped_file_queue.find_mapped_file_by_offset(offset, offset == 0)
+        if mf is None:
+            return None
+        return mf.select(offset % self.file_size, size)
+
+    def get_data(self, offset: int, return_first_on_not_found: bool = False) -> memoryview | None:
+        """Everything readable from ``offset`` to the end of its file."""
+        mf = self.mapped_file_queue.find_mapped_file_by_offset(offset, return_first_on_not_found)
+        if mf is None:
+            return None
+        return mf.select(offset % self.file_size)
+
+    def pickup_store_timestamp(self, offset: int, size: int) -> int:
+        """STORETIMESTAMP of the record at ``offset``; -1 when not readable."""
+        if offset < self.get_min_offset():
+            return -1
+        mv = self.get_message(offset, size)
+        if mv is None or len(mv) < 76:
+            return -1
+        sys_flag = _I32.unpack_from(mv, 36)[0]
+        return _I64.unpack_from(mv, 56 if not sys_flag & _BORN_V6 else 68)[0]
+
+    # -- parsing for dispatch and recovery -------------------------------------------
+
+    def check_message_and_return_size(self, mv, pos: int, base_offset: int, check_crc: bool = False,
+                                      strict: bool = False) -> DispatchRequest:
+        """Parse the record at ``pos`` of ``mv`` (a file view; ``base_offset`` = the file's start).
+
+        Returns a DispatchRequest; ``msg_size`` 0 for BLANK, ``success`` False when
+        the bytes are not a valid record. ``strict`` (recovery) also rejects NUL
+        bytes in topic/properties, the trace of a record cut short.
+        """
+        n = len(mv)
+        if pos + 8 > n:
+            return _INVALID
+        total, magic = _BLANK.unpack_from(mv, pos)
+        if magic == BLANK_MAGIC_CODE:
+            return _BLANK_REQ
+        if magic != MESSAGE_MAGIC_CODE and magic != MESSAGE_MAGIC_CODE_V2:
+            return _INVALID
+        if total < _MIN_RECORD or pos + total > n:
+            return _INVALID
+        try:
+            (_t, _m, crc, qid, _flag, qoff, phys, sys_flag, _born_ts) = _HEAD.unpack_from(mv, pos)
+            p = pos + 48 + (20 if sys_flag & _BORN_V6 else 8)
+            store_ts = _I64.unpack_from(mv, p)[0]
+            p += 8 + (20 if sys_flag & _STORE_V6 else 8)
+            _recon, prepared, body_len = _TAIL.unpack_from(mv, p)
+            p += 16
+            end = pos + total
+            if body_len < 0 or p + body_len > end:
+                return _INVALID
+            if check_crc and (zlib.crc32(mv[p : p + body_len]) & 0x7FFFFFFF) != crc:
+                log.warning("body CRC mismatch at %d", base_offset + pos)
+                return _INVALID
+            p += body_len
+            if magic == MESSAGE_MAGIC_CODE:
+                tlen = mv[p]
+                p += 1
+            else:
+                tlen = _I16.unpack_from(mv, p)[0]
+                p += 2
+            topic_raw = bytes(mv[p : p + tlen])
+            p += tlen
+            plen = _I16.unpack_from(mv, p)[0] & 0xFFFF
+            p += 2
+            if p + plen != end or tlen <= 0:
+                return _INVALID
+            props_raw = bytes(mv[p : end])
+            if strict and (b"\x00" in topic_raw or b"\x00" in props_raw):
+                return _INVALID
+            topic = topic_raw.decode("utf-8")
+            props_s = props_raw.decode("utf-8") if plen else ""
+        except (struct.error, IndexError, UnicodeDecodeError):
+            return _INVALID
+        props = _parse_props(props_s)
+        return DispatchRequest(
+            topic,
+            qid,
+            phys,
+            total,
+            self.tags_code(topic, props, store_ts),
+            store_ts,
+            qoff,
+            props.get("KEYS", ""),
+            props.get("UNIQ_KEY"),
+            sys_flag,
+            prepared,
+            props,
+            True,
+        )
+
+    # -- recovery -------------------------------------------------------------------------
+
+    def _walk(self, start_index: int, check_crc: bool, on_record: Callable[[DispatchRequest], None] | None) -> int:
+        """Walk records from file ``start_index``; return the offset after the last valid record."""
+        files = self.mapped_file_queue.mapped_files
+        index = start_index
+        mf = files[index]
+        mv = memoryview(mf.mm)
+        process_offset = mf.file_from_offset
+        pos = 0
+        while True:
+            req = self.check_message_and_return_size(mv, pos, mf.file_from_offset, check_crc, strict=True)
+            size = req.msg_size
+            if req.success and size > 0:
+                if req.commit_log_offset != mf.file_from_offset + pos:
+                    log.warning("record at %d claims offset %d; stopping", mf.file_from_offset + pos,
+                                req.commit_log_offset)
+                    break
+                if on_record is not None:
+                    on_record(req)
+                pos += size
+            elif req.success and size == 0:
+                index += 1
+                if index >= len(files):
+                    log.info("recover: last file %s ends with BLANK", mf.file_name)
+                    pos = mf.file_size
+                    break
+                mv.release()
+                mf = files[index]
+                mv = memoryview(mf.mm)
+                process_offset = mf.file_from_offset
+                pos = 0
+            else:
+                break
+        mv.release()
+        return process_offset + pos
+
+    def _finish_recover(self, process_offset: int) -> None:
+        q = self.mapped_file_queue
+        self._zero_tail(process_offset)
+        q.flushed_where = q.committed_where = process_offset
+        q.truncate_dirty_files(process_offset)
+        last = q.get_last_mapped_file()
+        if last is not None:
+            last.flushed_position = last.wrote_position
+
+    def _zero_tail(self, offset: int) -> None:
+        """Zero the garbage after ``offset`` in its file (a torn record), so it never parses later."""
+        mf = self.mapped_file_queue.find_mapped_file_by_offset(offset)
+        if mf is None:
+            return
+        start = offset % self.file_size
+        limit = min(mf.file_size, start + self.config.maxMessageSize + 64 * 1024 + 4096)
+        mm = mf.mm
+        p = start
+        zero_page = bytes(4096)
+        while p < limit:
+            e = min(limit, (p // 4096 + 1) * 4096)
+            if mm[p:e].count(0) != e - p:
+                mm[p:e] = zero_page[: e - p]
+            elif p > start and e - p == 4096:
+                break  # a whole zero page: past the garbage
+            p = e
+
+    def recover_normally(self, max_phy_offset_of_cq: int, truncate_cq: Callable[[int], None],
+                         destroy_cq: Callable[[], None]) -> int:
+        """Normal recovery: check the last 3 files; cut after the last valid record. Returns the end offset."""
+        files = self.mapped_file_queue.mapped_files
+        if not files:
+            self.mapped_file_queue.flushed_where = self.mapped_file_queue.committed_where = 0
+            destroy_cq()
+            return 0
+        start = max(0, len(files) - 3)
+        process_offset = self._walk(start, self.config.checkCRCOnRecover, None)
+        self._finish_recover(process_offset)
+        if max_phy_offset_of_cq > process_offset:
+            log.warning("consume queues point past the commit log end %d: truncating", process_offset)
+            truncate_cq(process_offset)
+        return process_offset
+
+    def _matched_recover_start(self, mf: MappedFile, min_timestamp: int) -> bool:
+        mv = mf.mm
+        magic = _I32.unpack_from(mv, 4)[0]
+        if magic != MESSAGE_MAGIC_CODE and magic != MESSAGE_MAGIC_CODE_V2:
+            return False
+        sys_flag = _I32.unpack_from(mv, 36)[0]
+        store_ts = _I64.unpack_from(mv, 68 if sys_flag & _BORN_V6 else 56)[0]
+        return store_ts != 0 and store_ts <= min_timestamp
+
+    def recover_abnormally(self, max_phy_offset_of_cq: int, min_timestamp: int,
+                           dispatch: Callable[[DispatchRequest], None],
+                           truncate_cq: Callable[[int], None], destroy_cq: Callable[[], None]) -> int:
+        """Abnormal recovery: re-dispatch every valid record from the last file older than the checkpoint."""
+        files = self.mapped_file_queue.mapped_files
+        if not files:
+            self.mapped_file_queue.flushed_where = self.mapped_file_queue.committed_where = 0
+            destroy_cq()
+            return 0
+        start = 0
+        for i in range(len(files) - 1, -1, -1):
+            if self._matched_recover_start(files[i], min_timestamp):
+                start = i
+                log.info("abnormal recovery starts at %s", files[i].file_name)
+                break
+        process_offset = self._walk(start, self.config.checkCRCOnRecover, dispatch)
+        self._finish_recover(process_offset)
+        if max_phy_offset_of_cq > process_offset:
+            log.warning("consume queues point past the commit log end %d: truncating", process_offset)
+            truncate_cq(process_offset)
+        return process_offset
+
+    # -- flush / delete ----------------------------------------------------------------
+
+    def flush(self, least_pages: int = 0) -> bool:
+        return self.mapped_file_queue.flush(least_pages)
+
+    def delete_expired_file(self, expired_ms: int, delete_interval_ms: int, interval_forcibly_ms: int,
+                            clean_immediately: bool) -> int:
+        return self.mapped_file_queue.delete_expired_file_by_time(
+            expired_ms, delete_interval_ms, interval_forcibly_ms, clean_immediately)

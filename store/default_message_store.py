@@ -1,0 +1,653 @@
+"""DefaultMessageStore: wires CommitLog, ConsumeQueues, Index, checkpoint, reput and flush.
+
+Each part is its own small class with explicit collaborators; this module only
+composes them and implements the store-level reads (``get_message`` and its
+status rules, lookups by offset/time/key) and the load/recover/start/shutdown
+life cycle (spec message-and-store-format.md §8, §11).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import logging
+import os
+import struct
+import time
+from collections.abc import Awaitable, Callable
+
+from common.message import MessageConst, MessageExt, MessageExtBatch, MessageExtBrokerInner, decode_message
+from common.util import now_ms
+from store.commit_log import SCHEDULE_TOPIC, CommitLog, TagsCodeCalculator
+from store.config import BrokerRole, FlushDiskType, MessageStoreConfig
+from store.consume_queue import CQ_STORE_UNIT_SIZE, ConsumeQueueStore, is_valid_topic_name
+from store.dispatch import (
+    CommitLogDispatcherBuildConsumeQueue,
+    CommitLogDispatcherBuildIndex,
+    DispatchRequest,
+)
+from store.flush_service import (
+    FlushConsumeQueueService,
+    FlushRealTimeService,
+    GroupCommitService,
+    flush_until,
+)
+from store.message_store import (
+    GetMessageResult,
+    GetMessageStatus,
+    MessageFilter,
+    PutMessageResult,
+    PutMessageStatus,
+    QueryMessageResult,
+)
+from store.reput_message_service import ArrivingListener, ReputMessageService
+from store.store_checkpoint import StoreCheckpoint
+
+try:  # written by the index engineer; the store works without it
+    from store.index_service import IndexService
+except ImportError:  # pragma: no cover - until store/index_service.py lands
+    IndexService = None  # type: ignore[assignment,misc]
+
+__all__ = ["DefaultMessageStore", "TRANS_OP_HALF_TOPIC"]
+
+log = logging.getLogger(__name__)
+
+TRANS_OP_HALF_TOPIC = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+_MIN_FILTER_SCAN = 16000
+_UNIT = struct.Struct(">qiq")
+
+
+def _total_physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 8 * 1024 * 1024 * 1024
+
+
+class DefaultMessageStore:
+    """The message store of one broker (see the store contract in the module docs)."""
+
+    def __init__(
+        self,
+        config: MessageStoreConfig,
+        *,
+        store_host: tuple[str, int] = ("127.0.0.1", 10911),
+        arriving_listener: ArrivingListener | None = None,
+    ) -> None:
+        self.config = config
+        self.store_host = store_host
+        self.tags_code = TagsCodeCalculator(config.delay_levels_ms())
+        self.commit_log = CommitLog(config, self.tags_code)
+        self.consume_queues = ConsumeQueueStore(config.consume_queue_dir, config.mapped_file_size_consume_queue)
+        self.checkpoint: StoreCheckpoint | None = None
+        self.index_service = None
+        self.arriving_listener = arriving_listener
+        self.dispatchers: list = [CommitLogDispatcherBuildConsumeQueue(self.consume_queues.put_message_position_info)]
+        self.reput = ReputMessageService(
+            self.commit_log,
+            self.dispatchers,
+            arriving_listener=arriving_listener,
+            notify_arriving=lambda: self.config.brokerRole is not BrokerRole.SLAVE,
+            skip_corrupt=lambda: self.config.brokerRole is not BrokerRole.SLAVE,
+            on_dispatched=self._on_dispatched,
+        )
+        self.flush_service: FlushRealTimeService | None = None
+        self.group_commit: GroupCommitService | None = None
+        self.flush_cq_service: FlushConsumeQueueService | None = None
+        # extra background services (e.g. cleanup) started by start(): factories of coroutines
+        self.extra_services: list[Callable[[], Awaitable[None]]] = []
+        # SYNC_MASTER replication hook (HA): await replica_waiter(end_offset) -> PutMessageStatus
+        self.replica_waiter: Callable[[int], Awaitable[PutMessageStatus]] | None = None
+        self.writeable = True
+        self.shutdown_flag = True
+        self.last_exit_ok = True
+        self._tasks: list[asyncio.Task] = []
+        self._lock_fd: int | None = None
+        self._logics_ts = 0
+        self._memory_limit = _total_physical_memory() * (config.accessMessageInMemoryMaxRatio / 100.0)
+        self.put_message_times_total = 0
+        self.put_message_size_total = 0
+        self.start_time_ms = now_ms()
+
+    # -- life cycle -------------------------------------------------------------
+
+    def _lock_store(self) -> bool:
+        os.makedirs(self.config.storePathRootDir, exist_ok=True)
+        fd = os.open(self.config.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            log.error("store %s is locked by another process", self.config.storePathRootDir)
+            return False
+        os.pwrite(fd, b"lock", 0)
+        self._lock_fd = fd
+        return True
+
+    def load(self) -> bool:
+        """Open the files, recover (normal or abnormal) and create the abort file."""
+        if not self._lock_store():
+            return False
+        abort = self.config.abort_path
+        self.last_exit_ok = not os.path.exists(abort)
+        log.info("last shutdown %s", "normal" if self.last_exit_ok else "abnormal")
+        ok = self.commit_log.load() and self.consume_queues.load()
+        if not ok:
+            log.error("store load failed: a mapped file has the wrong size or cannot be mapped")
+            return False
+        self.checkpoint = StoreCheckpoint(self.config.checkpoint_path)
+        if IndexService is not None:
+            self.index_service = IndexService(self.config, self.config.index_dir, self.checkpoint)
+            if not self.index_service.load(self.last_exit_ok):
+                log.error("index load failed")
+                return False
+            self.dispatchers.append(
+                CommitLogDispatcherBuildIndex(self.index_service, lambda: self.config.messageIndexEnable)
+            )
+        self._recover(self.last_exit_ok)
+        with open(abort, "wb"):
+            pass
+        self.shutdown_flag = False
+        return True
+
+    def _recover(self, last_exit_ok: bool) -> None:
+        max_phy_cq = self.consume_queues.recover()
+        if last_exit_ok:
+            self.commit_log.recover_normally(max_phy_cq, self.consume_queues.truncate_dirty,
+                                             self.consume_queues.destroy_all)
+        else:
+            ckpt = self.checkpoint
+            assert ckpt is not None
+            min_ts = (ckpt.get_min_timestamp_index()
+                      if self.config.messageIndexEnable and self.config.messageIndexSafe
+                      else ckpt.get_min_timestamp())
+            self.commit_log.recover_abnormally(max_phy_cq, min_ts, self._dispatch,
+                                               self.consume_queues.truncate_dirty,
+                                               self.consume_queues.destroy_all)
+        self.commit_log.topic_queue_table = self.consume_queues.max_offsets()
+        min_phy = self.commit_log.get_min_offset()
+        if min_phy > 0:
+            self.consume_queues.correct_min_offsets(min_phy)
+        self.reput.reput_from_offset = self._reput_start_offset()
+
+    def _reput_start_offset(self) -> int:
+        start = max(0, self.commit_log.get_min_offset())
+        for cq in self.consume_queues:
+            start = max(start, cq.max_physic_offset)
+        return start
+
+    def _dispatch(self, req: DispatchRequest) -> None:
+        for d in self.dispatchers:
+            d.dispatch(req)
+        self._on_dispatched(req)
+
+    def _on_dispatched(self, req: DispatchRequest) -> None:
+        self._logics_ts = req.store_timestamp
+        if self.checkpoint is not None:
+            self.checkpoint.logics_msg_timestamp = req.store_timestamp
+            if self.config.brokerRole is BrokerRole.SLAVE:
+                self.checkpoint.physic_msg_timestamp = req.store_timestamp
+
+    def start(self) -> None:
+        """Catch up dispatch, then start reput/flush services as tasks on the running loop."""
+        self.dispatch_pending()
+        assert self.checkpoint is not None
+        loop = asyncio.get_running_loop()
+        self._tasks.append(loop.create_task(self.reput.run(), name="reput"))
+        if self.config.flushDiskType is FlushDiskType.SYNC_FLUSH:
+            self.group_commit = GroupCommitService(self.commit_log, self.checkpoint)
+            self._tasks.append(loop.create_task(self.group_commit.run(), name="group-commit"))
+        else:
+            self.flush_service = FlushRealTimeService(self.commit_log, self.config, self.checkpoint)
+            self._tasks.append(loop.create_task(self.flush_service.run(), name="flush-commitlog"))
+        self.flush_cq_service = FlushConsumeQueueService(self.consume_queues, self.config, self.checkpoint,
+                                                         lambda: self._logics_ts)
+        self._tasks.append(loop.create_task(self.flush_cq_service.run(), name="flush-cq"))
+        for factory in self.extra_services:
+            self._tasks.append(loop.create_task(factory()))
+
+    async def shutdown(self) -> None:
+        """Stop services, dispatch what is left, flush everything, write the checkpoint, delete abort."""
+        if self.shutdown_flag:
+            return
+        self.shutdown_flag = True
+        self.reput.stop()
+        for svc in (self.group_commit, self.flush_service, self.flush_cq_service):
+            if svc is not None:
+                svc.stop()
+        if self.group_commit is not None:
+            # let pending writers get their answer
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.group_commit._round(), 10)
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        self._tasks.clear()
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self._shutdown_blocking)
+
+    def shutdown_sync(self) -> None:
+        """Shutdown without a running loop (tools/tests that never called start())."""
+        if self.shutdown_flag:
+            return
+        self.shutdown_flag = True
+        self._shutdown_blocking()
+
+    def _shutdown_blocking(self) -> None:
+        self.dispatch_pending()
+        flush_until(self.commit_log, self.commit_log.get_max_offset())
+        ckpt = self.checkpoint
+        if ckpt is not None:
+            ts = self.commit_log.mapped_file_queue.store_timestamp
+            if ts:
+                ckpt.physic_msg_timestamp = ts
+        self.consume_queues.flush(0)
+        if ckpt is not None and self._logics_ts:
+            ckpt.logics_msg_timestamp = self._logics_ts
+        if self.index_service is not None:
+            self.index_service.shutdown()
+        if ckpt is not None:
+            ckpt.shutdown()
+        caught_up = self.reput.behind() <= 0
+        self.commit_log.shutdown()
+        self.consume_queues.shutdown()
+        if caught_up:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.config.abort_path)
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def destroy(self) -> None:
+        """Delete every file of the store (tests, tools)."""
+        self.commit_log.destroy()
+        self.consume_queues.destroy_all()
+        if self.index_service is not None:
+            self.index_service.destroy()
+        for p in (self.config.abort_path, self.config.checkpoint_path):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(p)
+
+    # -- dispatch -------------------------------------------------------------------
+
+    def dispatch_pending(self) -> int:
+        """Dispatch every record not yet dispatched (synchronously); return how many."""
+        total = 0
+        while True:
+            n = self.reput.do_reput()
+            total += n
+            if n == 0:
+                return total
+
+    def now_dispatched(self) -> bool:
+        return self.reput.behind() <= 0
+
+    def dispatch_behind_bytes(self) -> int:
+        return self.reput.behind()
+
+    # -- put ---------------------------------------------------------------------------
+
+    def _check_put(self, msg: MessageExtBrokerInner) -> PutMessageResult | None:
+        if self.shutdown_flag:
+            return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark="message store is shut down")
+        if self.config.brokerRole is BrokerRole.SLAVE:
+            return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark="broker is a slave")
+        if not self.writeable:
+            return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE,
+                                    remark="message store is not writeable (disk full?)")
+        if not is_valid_topic_name(msg.topic):
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark=f"illegal topic name {msg.topic!r}")
+        if msg.queue_id < 0:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark=f"illegal queue id {msg.queue_id}")
+        return None
+
+    def _after_put(self, result: PutMessageResult) -> None:
+        if result.append_result is not None:
+            self.put_message_times_total += result.append_result.msg_num
+            self.put_message_size_total += result.append_result.wrote_bytes
+        self.reput.wakeup()
+
+    def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
+        """Append one message (no waiting for disk); see :meth:`put_message_async`."""
+        bad = self._check_put(msg)
+        if bad is not None:
+            return bad
+        result = self.commit_log.put_message(msg)
+        if result.is_ok():
+            self._after_put(result)
+        return result
+
+    def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
+        """Append a client batch as consecutive records."""
+        bad = self._check_put(batch)
+        if bad is not None:
+            return bad
+        if batch.properties.get(MessageConst.DELAY, "0") not in ("", "0"):
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="batch messages cannot be delayed")
+        result = self.commit_log.put_messages(batch)
+        if result.is_ok():
+            self._after_put(result)
+        return result
+
+    async def _wait_durable(self, msg: MessageExtBrokerInner, result: PutMessageResult) -> PutMessageResult:
+        if not result.is_ok():
+            return result
+        ar = result.append_result
+        assert ar is not None
+        end = ar.wrote_offset + ar.wrote_bytes
+        wait = msg.properties.get(MessageConst.WAIT) != "false"
+        if self.config.flushDiskType is FlushDiskType.SYNC_FLUSH:
+            if wait:
+                ok = await self._wait_flush(end)
+                if not ok:
+                    result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
+            elif self.group_commit is not None:
+                self.group_commit.wakeup()
+        elif self.flush_service is not None and not self.config.flushCommitLogTimed:
+            self.flush_service.wakeup()
+        if (wait and self.replica_waiter is not None and self.config.brokerRole is BrokerRole.SYNC_MASTER
+                and result.status is PutMessageStatus.PUT_OK):
+            result.status = await self.replica_waiter(end)
+        return result
+
+    async def _wait_flush(self, end: int) -> bool:
+        if self.group_commit is not None:
+            return await self.group_commit.wait_for_flush(end, self.config.syncFlushTimeout)
+        # not started (tools/tests): flush inline in the executor
+        loop = asyncio.get_running_loop()
+        try:
+            flushed = await asyncio.wait_for(
+                loop.run_in_executor(None, flush_until, self.commit_log, end), self.config.syncFlushTimeout / 1000)
+        except TimeoutError:
+            return False
+        return flushed >= end
+
+    async def put_message_async(self, msg: MessageExtBrokerInner) -> PutMessageResult:
+        """Append, then (SYNC_FLUSH, WAIT not "false") wait for the group-commit fsync."""
+        return await self._wait_durable(msg, self.put_message(msg))
+
+    async def put_messages_async(self, batch: MessageExtBatch) -> PutMessageResult:
+        return await self._wait_durable(batch, self.put_messages(batch))
+
+    # -- get ------------------------------------------------------------------------------
+
+    def _next_offset_correction(self, old: int, new: int) -> int:
+        if self.config.brokerRole is not BrokerRole.SLAVE or self.config.offsetCheckInSlave:
+            return new
+        return old
+
+    def _is_batch_full(self, size: int, max_msg_nums: int, buffer_total: int, msg_total: int,
+                       in_disk: bool) -> bool:
+        if buffer_total == 0 or msg_total == 0:
+            return False
+        if max_msg_nums <= msg_total:
+            return True
+        c = self.config
+        if in_disk:
+            return (buffer_total + size > c.maxTransferBytesOnMessageInDisk
+                    or msg_total > c.maxTransferCountOnMessageInDisk - 1)
+        return (buffer_total + size > c.maxTransferBytesOnMessageInMemory
+                or msg_total > c.maxTransferCountOnMessageInMemory - 1)
+
+    def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
+                    message_filter: MessageFilter | None = None) -> GetMessageResult:
+        """Read up to ``max_msg_nums`` records of a queue from ``offset`` (RocketMQ's status and next-offset rules)."""
+        result = GetMessageResult(next_begin_offset=offset)
+        if self.shutdown_flag and self.checkpoint is None:
+            result.status = GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
+            return result
+        if queue_id < 0 or not is_valid_topic_name(topic):
+            result.status = GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
+            result.next_begin_offset = self._next_offset_correction(offset, 0)
+            return result
+        max_offset_py = self.commit_log.get_max_offset()
+        cq = self.consume_queues.find(topic, queue_id)
+        if cq is None:
+            # RocketMQ creates the queue on lookup: an empty queue
+            result.status = GetMessageStatus.NO_MESSAGE_IN_QUEUE
+            result.next_begin_offset = self._next_offset_correction(offset, 0)
+            return result
+        min_offset = cq.get_min_offset_in_queue()
+        max_offset = cq.get_max_offset_in_queue()
+        result.min_offset, result.max_offset = min_offset, max_offset
+        if max_offset == 0:
+            result.status = GetMessageStatus.NO_MESSAGE_IN_QUEUE
+            result.next_begin_offset = self._next_offset_correction(offset, 0)
+        elif offset < min_offset:
+            result.status = GetMessageStatus.OFFSET_TOO_SMALL
+            result.next_begin_offset = self._next_offset_correction(offset, min_offset)
+        elif offset == max_offset:
+            result.status = GetMessageStatus.OFFSET_OVERFLOW_ONE
+            result.next_begin_offset = self._next_offset_correction(offset, offset)
+        elif offset > max_offset:
+            result.status = GetMessageStatus.OFFSET_OVERFLOW_BADLY
+            result.next_begin_offset = self._next_offset_correction(offset, min_offset if min_offset == 0 else max_offset)
+        else:
+            got = cq.get_index_buffer(offset)
+            if got is None:
+                result.status = GetMessageStatus.OFFSET_FOUND_NULL
+                result.next_begin_offset = self._next_offset_correction(offset, cq.roll_next_file(offset))
+            else:
+                self._read_units(result, got[0], offset, max_msg_nums, message_filter, max_offset_py)
+        return result
+
+    def _read_units(self, result: GetMessageResult, units: memoryview, offset: int, max_msg_nums: int,
+                    message_filter: MessageFilter | None, max_offset_py: int) -> None:
+        status = GetMessageStatus.NO_MATCHED_MESSAGE
+        next_phy_file_start = None
+        max_phy_pulling = 0
+        max_filter = max(_MIN_FILTER_SCAN, max_msg_nums * CQ_STORE_UNIT_SIZE)
+        n = len(units)
+        i = 0
+        cl = self.commit_log
+        unpack = _UNIT.unpack_from
+        memory = self._memory_limit
+        while i < n and i < max_filter:
+            offset_py, size_py, tags_code = unpack(units, i)
+            max_phy_pulling = offset_py
+            if next_phy_file_start is not None and offset_py < next_phy_file_start:
+                i += CQ_STORE_UNIT_SIZE
+                continue
+            in_disk = (max_offset_py - offset_py) > memory
+            if self._is_batch_full(size_py, max_msg_nums, result.buffer_total_size, result.message_count, in_disk):
+                break
+            if message_filter is not None and not message_filter.is_matched_by_consume_queue(tags_code, None):
+                if result.buffer_total_size == 0:
+                    status = GetMessageStatus.NO_MATCHED_MESSAGE
+                i += CQ_STORE_UNIT_SIZE
+                continue
+            buf = cl.get_message(offset_py, size_py)
+            if buf is None:
+                if result.buffer_total_size == 0:
+                    status = GetMessageStatus.MESSAGE_WAS_REMOVING
+                next_phy_file_start = cl.roll_next_file(offset_py)
+                i += CQ_STORE_UNIT_SIZE
+                continue
+            if message_filter is not None and not message_filter.is_matched_by_commit_log(buf, None):
+                if result.buffer_total_size == 0:
+                    status = GetMessageStatus.NO_MATCHED_MESSAGE
+                buf.release()
+                i += CQ_STORE_UNIT_SIZE
+                continue
+            result.add_message(buf, offset + i // CQ_STORE_UNIT_SIZE)
+            status = GetMessageStatus.FOUND
+            next_phy_file_start = None
+            i += CQ_STORE_UNIT_SIZE
+        units.release()
+        result.status = status
+        result.next_begin_offset = offset + i // CQ_STORE_UNIT_SIZE
+        result.suggest_pulling_from_slave = (max_offset_py - max_phy_pulling) > memory
+
+    # -- queue offsets / lookups --------------------------------------------------------------
+
+    def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        cq = self.consume_queues.find(topic, queue_id)
+        return 0 if cq is None else cq.get_max_offset_in_queue()
+
+    def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        cq = self.consume_queues.find(topic, queue_id)
+        if cq is None:
+            return 0 if is_valid_topic_name(topic) else -1
+        return cq.get_min_offset_in_queue()
+
+    def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
+        cq = self.consume_queues.find(topic, queue_id)
+        if cq is None:
+            return 0
+        return cq.get_offset_in_queue_by_time(timestamp, self.commit_log.get_min_offset(),
+                                              self.commit_log.pickup_store_timestamp)
+
+    def get_commit_log_offset_in_queue(self, topic: str, queue_id: int, consume_queue_offset: int) -> int:
+        cq = self.consume_queues.find(topic, queue_id)
+        unit = None if cq is None else cq.get_unit(consume_queue_offset)
+        return 0 if unit is None else unit[0]
+
+    def get_message_store_timestamp(self, topic: str, queue_id: int, consume_queue_offset: int) -> int:
+        cq = self.consume_queues.find(topic, queue_id)
+        unit = None if cq is None else cq.get_unit(consume_queue_offset)
+        if unit is None:
+            return -1
+        return self.commit_log.pickup_store_timestamp(unit[0], unit[1])
+
+    def get_earliest_message_time(self, topic: str, queue_id: int) -> int:
+        cq = self.consume_queues.find(topic, queue_id)
+        if cq is None:
+            return -1
+        return self.get_message_store_timestamp(topic, queue_id, cq.get_min_offset_in_queue())
+
+    def get_earliest_message_time_all(self) -> int:
+        """Store time of the first record of the CommitLog (-1 when empty)."""
+        mv = self.commit_log.get_data(max(0, self.commit_log.get_min_offset()))
+        if mv is None or len(mv) < 8:
+            return -1
+        total = int.from_bytes(mv[:4], "big", signed=True)
+        mv.release()
+        return self.commit_log.pickup_store_timestamp(self.commit_log.get_min_offset(), total)
+
+    def get_max_phy_offset(self) -> int:
+        return self.commit_log.get_max_offset()
+
+    def get_min_phy_offset(self) -> int:
+        return self.commit_log.get_min_offset()
+
+    def select_one_message_by_offset(self, commit_log_offset: int, size: int | None = None) -> memoryview | None:
+        """The whole record at ``commit_log_offset`` (its TOTALSIZE is read when ``size`` is None)."""
+        if size is None:
+            head = self.commit_log.get_message(commit_log_offset, 8)
+            if head is None:
+                return None
+            size = int.from_bytes(head[:4], "big", signed=True)
+            head.release()
+            if size <= 0:
+                return None
+        return self.commit_log.get_message(commit_log_offset, size)
+
+    def look_message_by_offset(self, commit_log_offset: int, size: int | None = None) -> MessageExt | None:
+        """Decode the record at ``commit_log_offset``; None when there is none."""
+        mv = self.select_one_message_by_offset(commit_log_offset, size)
+        if mv is None:
+            return None
+        try:
+            return decode_message(mv)
+        except ValueError:
+            return None
+        finally:
+            mv.release()
+
+    def query_message(self, topic: str, key: str, max_num: int, begin: int, end: int) -> QueryMessageResult:
+        """Records indexed under ``topic#key`` with store time in [begin, end] (hash matches, RocketMQ order)."""
+        qr = QueryMessageResult()
+        if self.index_service is None:
+            return qr
+        phy_offsets, last_ts, last_phy = self.index_service.query_offset(topic, key, max_num, begin, end)
+        qr.index_last_update_timestamp = last_ts
+        qr.index_last_update_phyoffset = last_phy
+        for off in phy_offsets:
+            mv = self.select_one_message_by_offset(off)
+            if mv is not None:
+                qr.add_message(mv)
+        return qr
+
+    # -- replication -----------------------------------------------------------------------------
+
+    def get_commit_log_data(self, offset: int) -> memoryview | None:
+        if self.shutdown_flag:
+            return None
+        return self.commit_log.get_data(offset, offset == 0)
+
+    def append_to_commit_log(self, start_offset: int, data: bytes) -> bool:
+        if self.shutdown_flag:
+            return False
+        ok = self.commit_log.append_data(start_offset, data)
+        if ok:
+            self.reput.wakeup()
+        return ok
+
+    # -- topics / cleanup ---------------------------------------------------------------------------
+
+    def _drop_queue_table(self, topic: str) -> None:
+        prefix = topic + "-"
+        table = self.commit_log.topic_queue_table
+        for k in [k for k in table if k.startswith(prefix) and k[len(prefix):].isdigit()]:
+            del table[k]
+
+    def delete_topics(self, topics: set[str]) -> int:
+        """Delete the consume queues of ``topics``; return how many topics had queues."""
+        n = 0
+        for t in topics:
+            if self.consume_queues.delete_topic(t):
+                n += 1
+            self._drop_queue_table(t)
+        return n
+
+    def clean_unused_topic(self, topics: set[str]) -> int:
+        """Delete the consume queues of every topic not in ``topics`` (system queues kept)."""
+        victims = {t for t in list(self.consume_queues.table)
+                   if t not in topics and t not in (SCHEDULE_TOPIC, TRANS_OP_HALF_TOPIC)
+                   and not t.startswith("%LMQ%")}
+        return self.delete_topics(victims)
+
+    def delete_expired_consume_queue_files(self) -> int:
+        """Delete CQ files (and index files) entirely below the CommitLog min offset."""
+        min_offset = self.commit_log.get_min_offset()
+        n = 0
+        for cq in self.consume_queues:
+            n += cq.delete_expired_file(min_offset)
+        if self.index_service is not None:
+            self.index_service.delete_expired_file(min_offset)
+        return n
+
+    def set_writeable(self, writeable: bool) -> None:
+        """Disk-full guard: when False new puts get SERVICE_NOT_AVAILABLE."""
+        self.writeable = writeable
+
+    # -- info ----------------------------------------------------------------------------------------
+
+    def runtime_info(self) -> dict[str, str]:
+        cl = self.commit_log
+        info = {
+            "commitLogMinOffset": str(cl.get_min_offset()),
+            "commitLogMaxOffset": str(cl.get_max_offset()),
+            "commitLogFlushedOffset": str(cl.flushed_where),
+            "dispatchBehindBytes": str(self.reput.behind()),
+            "putMessageTimesTotal": str(self.put_message_times_total),
+            "putMessageSizeTotal": str(self.put_message_size_total),
+            "earliestMessageTimeStamp": str(self.get_earliest_message_time_all()),
+            "startAcceptSendRequestTimeStamp": str(self.start_time_ms),
+            "runtime": f"[ {int((now_ms() - self.start_time_ms) / 1000)} seconds ]",
+            "storeWriteable": str(self.writeable).lower(),
+            "flushDiskType": self.config.flushDiskType.name,
+        }
+        try:
+            st = os.statvfs(self.config.commit_log_dir if os.path.isdir(self.config.commit_log_dir)
+                            else self.config.storePathRootDir)
+            info["commitLogDiskRatio"] = str(1.0 - st.f_bavail / st.f_blocks if st.f_blocks else 0.0)
+        except OSError:
+            pass
+        if self.group_commit is not None:
+            info["groupCommitFsyncCount"] = str(self.group_commit.fsync_count)
+        info["timestamp"] = str(int(time.time() * 1000))
+        return info

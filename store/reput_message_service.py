@@ -1,0 +1,147 @@
+"""ReputMessageService: tails the CommitLog and dispatches every new record (spec §11.1).
+
+:meth:`do_reput` is synchronous and processes everything readable now;
+:meth:`run` is the asyncio task that calls it whenever :meth:`wakeup` is
+signalled by an append (or every ``idle_ms`` as a safety net).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+from store.dispatch import CommitLogDispatcher, DispatchRequest
+
+__all__ = ["ReputMessageService", "ArrivingListener"]
+
+log = logging.getLogger(__name__)
+
+ArrivingListener = Callable[[str, int, int, int, int, dict], None]
+
+
+class ReputMessageService:
+    """Dispatch CommitLog records from ``reput_from_offset`` onwards.
+
+    ``commit_log`` needs ``get_max_offset``, ``get_data``, ``roll_next_file``,
+    ``file_size`` and ``check_message_and_return_size``. ``notify_arriving()``
+    tells whether to call the listener (master with long polling).
+    """
+
+    def __init__(
+        self,
+        commit_log,
+        dispatchers: list[CommitLogDispatcher],
+        *,
+        arriving_listener: ArrivingListener | None = None,
+        notify_arriving: Callable[[], bool] = lambda: True,
+        skip_corrupt: Callable[[], bool] = lambda: True,
+        on_dispatched: Callable[[DispatchRequest], None] | None = None,
+        idle_ms: int = 100,
+    ) -> None:
+        self.commit_log = commit_log
+        self.dispatchers = dispatchers  # shared: the store may plug dispatchers in after construction
+        self.arriving_listener = arriving_listener
+        self._notify_arriving = notify_arriving
+        self._skip_corrupt = skip_corrupt
+        self._on_dispatched = on_dispatched
+        self.reput_from_offset = 0
+        self._idle = idle_ms / 1000.0
+        self._event: asyncio.Event | None = None
+        self._stopped = False
+        self.dispatched_count = 0
+
+    def behind(self) -> int:
+        return self.commit_log.get_max_offset() - self.reput_from_offset
+
+    def is_commit_log_available(self) -> bool:
+        return self.reput_from_offset < self.commit_log.get_max_offset()
+
+    def do_reput(self) -> int:
+        """Dispatch every complete record readable now; return how many."""
+        cl = self.commit_log
+        count = 0
+        dispatchers = self.dispatchers
+        listener = self.arriving_listener if self._notify_arriving() else None
+        on_dispatched = self._on_dispatched
+        file_size = cl.file_size
+        check = cl.check_message_and_return_size
+        while self.reput_from_offset < cl.get_max_offset():
+            offset = self.reput_from_offset
+            if offset < cl.get_min_offset():
+                log.warning("reput offset %d below commit log min %d: jumping", offset, cl.get_min_offset())
+                self.reput_from_offset = cl.get_min_offset()
+                continue
+            mv = cl.get_data(offset)
+            if mv is None:
+                break
+            base = offset - offset % file_size
+            pos = offset % file_size
+            start = pos
+            n = len(mv) + pos  # the view starts at pos; re-base indices to the file
+            progressed = True
+            with memoryview(mv) as view:
+                rel = 0
+                while pos < n:
+                    req = check(view, rel, base, False)
+                    size = req.msg_size
+                    if req.success and size > 0:
+                        for d in dispatchers:
+                            d.dispatch(req)
+                        if on_dispatched is not None:
+                            on_dispatched(req)
+                        if listener is not None:
+                            listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,
+                                     req.store_timestamp, req.properties)
+                        pos += size
+                        rel += size
+                        count += 1
+                        self.reput_from_offset = base + pos
+                    elif req.success:
+                        self.reput_from_offset = cl.roll_next_file(base + pos)
+                        break
+                    else:
+                        if self._incomplete(view, rel) or not self._skip_corrupt():
+                            progressed = pos > start
+                            break
+                        log.error("reput: corrupt record at %d, skipping the rest of the buffer", base + pos)
+                        self.reput_from_offset = base + n
+                        break
+            mv.release()
+            if not progressed:
+                break
+        self.dispatched_count += count
+        return count
+
+    @staticmethod
+    def _incomplete(view: memoryview, rel: int) -> bool:
+        """A record whose header is there but whose bytes are still arriving (replication)."""
+        if rel + 8 > len(view):
+            return True
+        total = int.from_bytes(view[rel : rel + 4], "big", signed=True)
+        return total > len(view) - rel
+
+    def wakeup(self) -> None:
+        if self._event is not None:
+            self._event.set()
+
+    async def run(self) -> None:
+        """Task body: dispatch, then wait for a wakeup."""
+        self._event = asyncio.Event()
+        self._stopped = False
+        while not self._stopped:
+            try:
+                self.do_reput()
+            except Exception:  # keep dispatching; a bug must not stop the store silently
+                log.exception("reput failed at %d", self.reput_from_offset)
+            self._event.clear()
+            if self.is_commit_log_available():
+                await asyncio.sleep(0)
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._event.wait(), self._idle)
+
+    def stop(self) -> None:
+        self._stopped = True
+        self.wakeup()
