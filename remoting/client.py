@@ -62,7 +62,12 @@ class RemotingClient(Endpoint):
             self._connecting[addr] = task
             task.add_done_callback(lambda t: self._connect_done(addr, t))
         # shield: one caller giving up must not cancel the connect others wait on.
-        return await asyncio.shield(task)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.cancelled() and not _current_task_cancelling():
+                raise RemotingConnectError(f"connect to {addr} cancelled: {self.name} closed") from None
+            raise
 
     def _connect_done(self, addr: str, task: asyncio.Task) -> None:
         if self._connecting.get(addr) is task:
@@ -170,6 +175,11 @@ class RemotingClient(Endpoint):
             conn = await self.get_connection(addr)
         conn.invoke_oneway(cmd)
         await conn.drain()
+
+
+def _current_task_cancelling() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 async def _bounded_wait_closed(conns: list[Connection], timeout: float = 5.0) -> None:

@@ -146,6 +146,8 @@ class Connection(asyncio.Protocol):
         self._drain_waiters: list[asyncio.Future] = []
         self._lost: asyncio.Future | None = None
         self._close_cause: BaseException | None = None
+        #: loop time of the last read or write (idle detection)
+        self.last_io = 0.0
 
     # -- asyncio.Protocol ----------------------------------------------------------
 
@@ -154,6 +156,7 @@ class Connection(asyncio.Protocol):
         self._loop = asyncio.get_running_loop()
         self._lost = self._loop.create_future()
         self.closed = False
+        self.last_io = self._loop.time()
         self.remote_addr = format_addr(transport.get_extra_info("peername"))
         self.local_addr = format_addr(transport.get_extra_info("sockname"))
         sock = transport.get_extra_info("socket")
@@ -165,6 +168,7 @@ class Connection(asyncio.Protocol):
         self._endpoint._connection_made(self)
 
     def data_received(self, data: bytes) -> None:
+        self.last_io = self._loop.time()
         try:
             cmds = self._decoder.feed(data)
         except RemoteProtocolError as e:
@@ -195,6 +199,14 @@ class Connection(asyncio.Protocol):
         if self._lost is not None and not self._lost.done():
             self._lost.set_result(None)
         self._endpoint._connection_lost(self)
+
+    def eof_received(self) -> bool | None:
+        if self._decoder.buffered:
+            log.info(
+                "%s: %s closed with %d bytes of an incomplete frame",
+                self._endpoint.name, self.remote_addr, self._decoder.buffered,
+            )
+        return None  # let the transport close
 
     def pause_writing(self) -> None:
         self._write_paused = True
@@ -299,6 +311,7 @@ class Connection(asyncio.Protocol):
     def _flush(self) -> None:
         self._flush_scheduled = False
         if self._wbuf and not self.closed:
+            self.last_io = self._loop.time()
             out = self._wbuf
             self._wbuf = []
             self._transport.writelines(out)

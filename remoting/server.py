@@ -34,11 +34,16 @@ class RemotingServer(Endpoint):
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         name: str = "server",
         backlog: int = 1024,
+        idle_timeout: float | None = 120.0,
     ):
         super().__init__(max_frame_size=max_frame_size, name=name)
         self.host = host
         self._port = port
         self._backlog = backlog
+        #: close connections with neither read nor write for this long
+        #: (``serverChannelMaxIdleTimeSeconds``); None disables it.
+        self.idle_timeout = idle_timeout
+        self._idle_handle: asyncio.TimerHandle | None = None
         self._server: asyncio.base_events.Server | None = None
 
     async def start(self) -> None:
@@ -53,7 +58,22 @@ class RemotingServer(Endpoint):
             family=socket.AF_INET if self.host and ":" not in self.host else socket.AF_UNSPEC,
         )
         self._port = self._server.sockets[0].getsockname()[1]
+        if self.idle_timeout:
+            self._idle_handle = loop.call_later(self._idle_period(), self._close_idle)
         log.info("%s: listening on %s:%s", self.name, self.host, self._port)
+
+    def _idle_period(self) -> float:
+        return max(min(self.idle_timeout / 4, 10.0), 0.01)
+
+    def _close_idle(self) -> None:
+        loop = asyncio.get_running_loop()
+        limit = loop.time() - self.idle_timeout
+        for conn in list(self.connections):
+            if conn.last_io < limit and not conn.closed:
+                log.info("%s: closing idle connection %s", self.name, conn.remote_addr)
+                conn.close()
+        if self._server is not None:
+            self._idle_handle = loop.call_later(self._idle_period(), self._close_idle)
 
     @property
     def port(self) -> int:
@@ -70,6 +90,9 @@ class RemotingServer(Endpoint):
             return
         server, self._server = self._server, None
         server.close()
+        if self._idle_handle is not None:
+            self._idle_handle.cancel()
+            self._idle_handle = None
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=grace)
         for task in list(self._tasks):

@@ -110,3 +110,29 @@ def test_run_uses_uvloop():
         return type(asyncio.get_running_loop())
 
     assert remoting.run(which()) is uvloop.Loop
+
+
+async def test_idle_connections_are_closed_busy_ones_kept():
+    srv = RemotingServer("127.0.0.1", 0, idle_timeout=0.3)
+    srv.register_processor(1, lambda req, conn: req.response_to(ResponseCode.SUCCESS))
+    await srv.start()
+    idle, busy = RemotingClient(), RemotingClient()
+    addr = f"127.0.0.1:{srv.port}"
+    try:
+        await idle.invoke(addr, RemotingCommand.request(1), 3)
+        idle_conn = await idle.get_connection(addr)
+        busy_conn = await busy.get_connection(addr)
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        sent = 0
+        while not idle_conn.closed and loop.time() - t0 < 10:
+            await busy.invoke(addr, RemotingCommand.request(1), 3)  # keeps its connection active
+            sent += 1
+        assert idle_conn.closed and loop.time() - t0 >= 0.25
+        assert not busy_conn.closed and sent > 0
+        # the idle client reconnects transparently on next use
+        assert (await idle.invoke(addr, RemotingCommand.request(1), 3)).code == ResponseCode.SUCCESS
+    finally:
+        await idle.close()
+        await busy.close()
+        await srv.stop(1)
