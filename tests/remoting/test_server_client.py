@@ -215,3 +215,22 @@ async def test_connection_listeners_and_addresses(server, client, addr):
     await client.close_connection(addr)
     await async_wait_until(lambda: closed == [conn], 5)
     assert conn.closed and conn not in server.connections
+
+
+async def test_one_connection_per_address_under_concurrent_first_use(server, client, addr):
+    server.register_processor(1, echo)
+    resps = await asyncio.gather(
+        *(client.invoke(addr, RemotingCommand.request(1, body=str(i).encode()), 5) for i in range(20))
+    )
+    assert [r.body for r in resps] == [str(i).encode() for i in range(20)]
+    await async_wait_until(lambda: len(server.connections) == 1, 5)
+    assert len(client.connections) == 1
+
+
+async def test_invoke_async_callback(server, client, addr):
+    server.register_processor(1, echo)
+    got = []
+    for i in range(3):
+        client.invoke_async(addr, RemotingCommand.request(1, body=bytes([i])), 3, lambda r, e: got.append((r, e)))
+    await async_wait_until(lambda: len(got) == 3, 5)
+    assert sorted(r.body for r, e in got) == [b"\x00", b"\x01", b"\x02"] and all(e is None for _, e in got)
