@@ -230,41 +230,21 @@ class _Compiler:
 
     # -- logic ----------------------------------------------------------------------
 
+    def _chain(self, t: Tree, op: str) -> list[_Node]:
+        """Operands of a left-nested AND/OR chain, in source order, without recursing down it."""
+        rights: list[Tree] = []
+        node = t
+        while isinstance(node, Tree) and node.data == op:
+            rights.append(node.children[1])
+            node = node.children[0]
+        operands = [node] + rights[::-1]
+        return [self.as_boolean(self.compile(c), t) for c in operands]
+
     def c_and_(self, t: Tree) -> _Node:
-        left = self.as_boolean(self.compile(t.children[0]), t)
-        right = self.as_boolean(self.compile(t.children[1]), t)
-        lf, rf = left.fn, right.fn
-
-        def and_(get, lf=lf, rf=rf):
-            lv = lf(get)
-            if lv is False:
-                return False
-            rv = rf(get)
-            if rv is False:
-                return False
-            if lv is None or rv is None:
-                return None
-            return True
-
-        return _Node(_BOOL, "B", and_, self.text_of(t))
+        return _logic_and([n.fn for n in self._chain(t, "and_")], self.text_of(t))
 
     def c_or_(self, t: Tree) -> _Node:
-        left = self.as_boolean(self.compile(t.children[0]), t)
-        right = self.as_boolean(self.compile(t.children[1]), t)
-        lf, rf = left.fn, right.fn
-
-        def or_(get, lf=lf, rf=rf):
-            lv = lf(get)
-            if lv is True:
-                return True
-            rv = rf(get)
-            if rv is True:
-                return True
-            if lv is None or rv is None:
-                return None
-            return False
-
-        return _Node(_BOOL, "B", or_, self.text_of(t))
+        return _logic_or([n.fn for n in self._chain(t, "or_")], self.text_of(t))
 
     # -- equality ---------------------------------------------------------------------
 
@@ -377,45 +357,13 @@ class _Compiler:
                 )
         ge = self._ordering(value, low, ">=", t)
         le = self._ordering(value, high, "<=", t)
-        return self._logic_and(ge, le, self.text_of(t))
+        return _logic_and([ge.fn, le.fn], self.text_of(t))
 
     def c_not_between(self, t: Tree) -> _Node:
         value, low, high = (self.compile(c) for c in t.children)
         lt = self._ordering(value, low, "<", t)
         gt = self._ordering(value, high, ">", t)
-        return self._logic_or(lt, gt, self.text_of(t))
-
-    def _logic_and(self, left: _Node, right: _Node, text: str) -> _Node:
-        lf, rf = left.fn, right.fn
-
-        def and_(get, lf=lf, rf=rf):
-            lv = lf(get)
-            if lv is False:
-                return False
-            rv = rf(get)
-            if rv is False:
-                return False
-            if lv is None or rv is None:
-                return None
-            return True
-
-        return _Node(_BOOL, "B", and_, text)
-
-    def _logic_or(self, left: _Node, right: _Node, text: str) -> _Node:
-        lf, rf = left.fn, right.fn
-
-        def or_(get, lf=lf, rf=rf):
-            lv = lf(get)
-            if lv is True:
-                return True
-            rv = rf(get)
-            if rv is True:
-                return True
-            if lv is None or rv is None:
-                return None
-            return False
-
-        return _Node(_BOOL, "B", or_, text)
+        return _logic_or([lt.fn, gt.fn], self.text_of(t))
 
     # -- IN ------------------------------------------------------------------------------------
 
@@ -439,6 +387,71 @@ class _Compiler:
 
     def c_not_in(self, t: Tree) -> _Node:
         return self._in(t, True)
+
+
+def _logic_and(fns: list[_Fn], text: str) -> _Node:
+    """LogicExpression.createAND folded over a chain: ((a AND b) AND c) evaluates left to
+    right, stops at the first FALSE, else is null if any operand was null."""
+    if len(fns) == 2:
+        lf, rf = fns
+
+        def and2(get, lf=lf, rf=rf):
+            lv = lf(get)
+            if lv is False:
+                return False
+            rv = rf(get)
+            if rv is False:
+                return False
+            if lv is None or rv is None:
+                return None
+            return True
+
+        return _Node(_BOOL, "B", and2, text)
+    fns_t = tuple(fns)
+
+    def and_n(get, fns=fns_t):
+        unknown = False
+        for f in fns:
+            v = f(get)
+            if v is False:
+                return False
+            if v is None:
+                unknown = True
+        return None if unknown else True
+
+    return _Node(_BOOL, "B", and_n, text)
+
+
+def _logic_or(fns: list[_Fn], text: str) -> _Node:
+    """LogicExpression.createOR folded over a chain (stops at the first TRUE)."""
+    if len(fns) == 2:
+        lf, rf = fns
+
+        def or2(get, lf=lf, rf=rf):
+            lv = lf(get)
+            if lv is True:
+                return True
+            rv = rf(get)
+            if rv is True:
+                return True
+            if lv is None or rv is None:
+                return None
+            return False
+
+        return _Node(_BOOL, "B", or2, text)
+    fns_t = tuple(fns)
+
+    def or_n(get, fns=fns_t):
+        unknown = False
+        for f in fns:
+            v = f(get)
+            if v is True:
+                return True
+            if v is None:
+                unknown = True
+        return None if unknown else False
+
+    return _Node(_BOOL, "B", or_n, text)
 
 
 _TESTS: dict[str, Callable[[int], bool]] = {
@@ -593,6 +606,7 @@ def _compile_sql(expression: str) -> SqlExpression:
     try:
         node = compiler.compile(tree)
     except RecursionError:
+        # e.g. thousands of nested NOTs; AND/OR chains are flattened and fine
         raise FilterParseError("Invalid MessageSelector: expression nested too deeply") from None
     return SqlExpression(expression, node.fn)
 

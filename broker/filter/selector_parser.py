@@ -186,10 +186,16 @@ def parse_selector(expression: str) -> Tree:
         raise FilterParseError(f"Invalid MessageSelector: {e}") from None
     # The contextual lexer lets a keyword through as an identifier where no
     # keyword fits (``in = 1``); Java reserves them everywhere.
-    for tok in tree.scan_values(lambda v: getattr(v, "type", None) == "ID"):
-        if tok.upper() in RESERVED_WORDS:
-            raise FilterParseError(
-                f"Invalid MessageSelector: unexpected keyword {str(tok)!r} at line {tok.line}, "
-                f"column {tok.column}; keywords cannot be used as property names"
-            )
+    # (iterative walk: long AND/OR chains make deep trees)
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            if isinstance(child, Tree):
+                stack.append(child)
+            elif child.type == "ID" and child.upper() in RESERVED_WORDS:
+                raise FilterParseError(
+                    f"Invalid MessageSelector: unexpected keyword {str(child)!r} at line {child.line}, "
+                    f"column {child.column}; keywords cannot be used as property names"
+                )
     return tree
