@@ -1,0 +1,113 @@
+"""BrokerOuterAPI: the broker's calls to the NameServers (register / unregister)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import zlib
+from dataclasses import dataclass
+
+from remoting.body.kv import KVTable
+from remoting.body.register_broker import RegisterBrokerBody
+from remoting.body.topic_config import TopicConfigSerializeWrapper
+from remoting.client import RemotingClient
+from remoting.codes import RequestCode, ResponseCode
+from remoting.command import RemotingCommand
+from remoting.header.namesrv import RegisterBrokerRequestHeader, UnRegisterBrokerRequestHeader
+
+__all__ = ["BrokerOuterAPI", "RegisterBrokerResult", "BrokerIdentity"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class BrokerIdentity:
+    """Who this broker is, as the NameServer sees it."""
+
+    cluster_name: str
+    broker_name: str
+    broker_addr: str
+    broker_id: int
+    ha_server_addr: str
+
+
+@dataclass(slots=True)
+class RegisterBrokerResult:
+    """A NameServer's answer: the master's addresses (for slaves) and the order-topic KV table."""
+
+    namesrv: str
+    ha_server_addr: str | None = None
+    master_addr: str | None = None
+    kv_table: dict[str, str] | None = None
+
+
+class BrokerOuterAPI:
+    """Talks to every configured NameServer in parallel through one RemotingClient."""
+
+    def __init__(self, client: RemotingClient, namesrv_addrs: list[str]):
+        self.client = client
+        self.namesrv_addrs = list(namesrv_addrs)
+
+    async def register_broker_all(
+        self,
+        ident: BrokerIdentity,
+        wrapper: TopicConfigSerializeWrapper,
+        *,
+        oneway: bool = False,
+        timeout_ms: int = 6000,
+        compressed: bool = False,
+    ) -> list[RegisterBrokerResult]:
+        """REGISTER_BROKER to every NameServer in parallel; failures are logged, not raised."""
+        if not self.namesrv_addrs:
+            return []
+        body = RegisterBrokerBody(topicConfigSerializeWrapper=wrapper).encode(compressed)
+        crc = zlib.crc32(body) & 0x7FFFFFFF
+
+        async def one(addr: str) -> RegisterBrokerResult | None:
+            header = RegisterBrokerRequestHeader(
+                brokerName=ident.broker_name,
+                brokerAddr=ident.broker_addr,
+                clusterName=ident.cluster_name,
+                haServerAddr=ident.ha_server_addr,
+                brokerId=ident.broker_id,
+                compressed=compressed,
+                bodyCrc32=crc,
+            )
+            cmd = RemotingCommand.request(RequestCode.REGISTER_BROKER, header, body, oneway=oneway)
+            try:
+                if oneway:
+                    await asyncio.wait_for(self.client.invoke_oneway(addr, cmd), timeout_ms / 1000)
+                    return None
+                resp = await self.client.invoke(addr, cmd, timeout_ms / 1000)
+            except Exception as e:  # noqa: BLE001 - one dead NameServer must not stop the others
+                log.warning("register broker to name server %s failed: %s", addr, e)
+                return None
+            if resp.code != ResponseCode.SUCCESS:
+                log.warning("name server %s refused registration: %s %s", addr, resp.code, resp.remark)
+                return None
+            ext = resp.ext_fields or {}
+            kv = None
+            if resp.body:
+                try:
+                    kv = KVTable.from_json(resp.body).table
+                except Exception:  # noqa: BLE001
+                    kv = None
+            return RegisterBrokerResult(addr, ext.get("haServerAddr"), ext.get("masterAddr"), kv)
+
+        results = await asyncio.gather(*(one(a) for a in self.namesrv_addrs))
+        return [r for r in results if r is not None]
+
+    async def unregister_broker_all(self, ident: BrokerIdentity, timeout_ms: int = 3000) -> None:
+        async def one(addr: str) -> None:
+            header = UnRegisterBrokerRequestHeader(
+                brokerName=ident.broker_name,
+                brokerAddr=ident.broker_addr,
+                clusterName=ident.cluster_name,
+                brokerId=ident.broker_id,
+            )
+            try:
+                await self.client.invoke(addr, RemotingCommand.request(RequestCode.UNREGISTER_BROKER, header), timeout_ms / 1000)
+            except Exception as e:  # noqa: BLE001
+                log.warning("unregister broker from name server %s failed: %s", addr, e)
+
+        await asyncio.gather(*(one(a) for a in self.namesrv_addrs))

@@ -1,0 +1,389 @@
+"""Composition of a broker: build every part with its collaborators, start, serve, shut down.
+
+:func:`create_broker` is the one place that knows how the parts fit together;
+the returned :class:`Broker` only holds them for the life cycle (start,
+periodic tasks, graceful shutdown). Processors never see it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI
+from broker.broker_stats_manager import BrokerStatsManager
+from broker.config import BrokerConfig, NettyClientConfig, NettyServerConfig
+from broker.consumer_manager import ConsumerManager
+from broker.consumer_offset_manager import ConsumerOffsetManager
+from broker.processor.broker_config_processor import BrokerConfigProcessor
+from broker.processor.client_manage_processor import ClientManageProcessor
+from broker.processor.consumer_manage_processor import ConsumerManageProcessor
+from broker.processor.group_admin_processor import GroupAdminProcessor
+from broker.processor.pull_message_processor import PullMessageProcessor
+from broker.processor.query_message_processor import QueryMessageProcessor
+from broker.processor.queue_offset_processor import QueueOffsetProcessor
+from broker.processor.send_message_processor import SendMessageProcessor
+from broker.processor.topic_admin_processor import TopicAdminProcessor
+from broker.producer_manager import ProducerManager
+from broker.subscription_group_manager import SubscriptionGroupManager
+from broker.topic_config_manager import TopicConfigManager
+from common.perm import is_readable, is_writeable
+from remoting.body.topic_config import TopicConfig
+from remoting.client import RemotingClient
+from remoting.codes import RequestCode
+from remoting.command import RemotingCommand
+from remoting.server import RemotingServer
+from store.config import BrokerRole, FlushDiskType, MessageStoreConfig
+
+__all__ = ["BrokerConfigs", "Broker", "create_broker", "BrokerStartError"]
+
+log = logging.getLogger("broker")
+
+
+class BrokerStartError(RuntimeError):
+    """The broker cannot start (store load failed, port in use, ...); the message says why."""
+
+
+@dataclass
+class BrokerConfigs:
+    """All component configs of one broker process plus the file they came from."""
+
+    broker: BrokerConfig = field(default_factory=BrokerConfig)
+    netty_server: NettyServerConfig = field(default_factory=NettyServerConfig)
+    netty_client: NettyClientConfig = field(default_factory=NettyClientConfig)
+    store: MessageStoreConfig = field(default_factory=MessageStoreConfig)
+    config_file: str | None = None
+
+    def all(self) -> list[Any]:
+        return [self.broker, self.netty_server, self.netty_client, self.store]
+
+
+class Broker:
+    """Holds the parts of a running broker for start-up and shutdown (built by :func:`create_broker`)."""
+
+    def __init__(self, configs: BrokerConfigs):
+        self.configs = configs
+        self.store: Any = None
+        self.server: RemotingServer | None = None
+        self.fast_server: RemotingServer | None = None
+        self.client: RemotingClient | None = None
+        self.outer_api: BrokerOuterAPI | None = None
+        self.identity: BrokerIdentity | None = None
+        self.topic_config_manager: TopicConfigManager | None = None
+        self.subscription_group_manager: SubscriptionGroupManager | None = None
+        self.consumer_offset_manager: ConsumerOffsetManager | None = None
+        self.consumer_manager: ConsumerManager | None = None
+        self.producer_manager: ProducerManager | None = None
+        self.pull_processor: PullMessageProcessor | None = None
+        self._tasks: list[asyncio.Task] = []
+        self._register_pending = False
+        self._register_task: asyncio.Task | None = None
+        self._stopped = False
+
+    # -- registration -----------------------------------------------------------------
+
+    def _wrapper_for_register(self):
+        wrapper = self.topic_config_manager.build_serialize_wrapper()
+        perm = self.configs.broker.brokerPermission
+        if not is_writeable(perm) or not is_readable(perm):
+            # Clients must stop routing to a broker that cannot serve: advertise the broker's perm.
+            wrapper.topicConfigTable = {
+                k: TopicConfig(
+                    topicName=v.topicName,
+                    readQueueNums=v.readQueueNums,
+                    writeQueueNums=v.writeQueueNums,
+                    perm=perm,
+                    topicFilterType=v.topicFilterType,
+                    topicSysFlag=v.topicSysFlag,
+                    order=v.order,
+                )
+                for k, v in wrapper.topicConfigTable.items()
+            }
+        return wrapper
+
+    async def register_broker_all(self, oneway: bool = False) -> None:
+        if self.outer_api is None or not self.outer_api.namesrv_addrs:
+            return
+        bc = self.configs.broker
+        results = await self.outer_api.register_broker_all(
+            self.identity,
+            self._wrapper_for_register(),
+            oneway=oneway,
+            timeout_ms=bc.registerBrokerTimeoutMills,
+            compressed=bc.compressedRegister,
+        )
+        for r in results:
+            if r.kv_table is not None:
+                self.topic_config_manager.update_order_topic_config(set(r.kv_table))
+                break
+
+    def request_register(self) -> None:
+        """Register at once (coalesced): called after topic changes."""
+        if self._stopped or self.outer_api is None or not self.outer_api.namesrv_addrs:
+            return
+        if self._register_task is not None and not self._register_task.done():
+            self._register_pending = True
+            return
+
+        async def run() -> None:
+            while True:
+                self._register_pending = False
+                try:
+                    await self.register_broker_all(oneway=False)
+                except Exception:  # noqa: BLE001
+                    log.exception("register broker failed")
+                if not self._register_pending:
+                    return
+
+        try:
+            self._register_task = asyncio.get_running_loop().create_task(run())
+        except RuntimeError:  # no loop (tests building a broker synchronously)
+            pass
+
+    # -- periodic services ---------------------------------------------------------------
+
+    def _every(self, period_s: float, fn, name: str, initial_s: float | None = None) -> None:
+        async def loop() -> None:
+            await asyncio.sleep(period_s if initial_s is None else initial_s)
+            while True:
+                try:
+                    r = fn()
+                    if asyncio.iscoroutine(r):
+                        await r
+                except Exception:  # noqa: BLE001 - a periodic job must keep running
+                    log.exception("periodic task %s failed", name)
+                await asyncio.sleep(period_s)
+
+        self._tasks.append(asyncio.get_running_loop().create_task(loop(), name=name))
+
+    def _scan_clients(self) -> None:
+        expired = self.consumer_manager.scan_not_active_channel() + self.producer_manager.scan_not_active_channel()
+        for ch in expired:
+            with contextlib.suppress(Exception):
+                ch.close()
+
+    # -- life cycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        cfg = self.configs
+        bc = cfg.broker
+        self.store.start()
+        try:
+            await self.server.start()
+        except OSError as e:
+            await self._abort_start()
+            raise BrokerStartError(
+                f"cannot listen on port {cfg.netty_server.listenPort}: {e.strerror or e}"
+            ) from e
+        if self.fast_server is not None:
+            try:
+                await self.fast_server.start()
+            except OSError as e:
+                log.warning("fast port %s not available (%s); serving on the main port only",
+                            cfg.netty_server.listenPort - 2, e.strerror or e)
+                self.fast_server = None
+        self.pull_processor.hold_service.start()
+        self._every(bc.flushConsumerOffsetInterval / 1000.0, self.consumer_offset_manager.persist_if_dirty, "persist-offsets")
+        self._every(10.0, self._scan_clients, "scan-clients")
+        period = min(max(bc.registerNameServerPeriod, 10000), 60000) / 1000.0
+        if self.outer_api is not None and self.outer_api.namesrv_addrs:
+            self._tasks.append(asyncio.get_running_loop().create_task(self.register_broker_all(), name="register-first"))
+            self._every(period, self.register_broker_all, "register-broker", initial_s=min(10.0, period))
+        log.info(
+            "The broker[%s, %s] boot success. serializeType=JSON and name server is %s",
+            bc.brokerName, self.identity.broker_addr, bc.namesrvAddr or "(none)",
+        )
+
+    async def _abort_start(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.store.shutdown()
+        if self.client is not None:
+            with contextlib.suppress(Exception):
+                await self.client.close()
+
+    async def shutdown(self) -> None:
+        """Stop accepting, finish in-flight requests (bounded), persist, flush the store, unregister."""
+        if self._stopped:
+            return
+        self._stopped = True
+        grace = self.configs.broker.shutdownGraceSeconds
+        for srv in (self.fast_server, self.server):
+            if srv is not None:
+                with contextlib.suppress(Exception):
+                    await srv.stop(grace)
+        await self.pull_processor.hold_service.stop()
+        for t in self._tasks:
+            t.cancel()
+        if self._register_task is not None:
+            self._register_task.cancel()
+        for t in self._tasks + ([self._register_task] if self._register_task else []):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        self._tasks.clear()
+        for mgr in (self.consumer_offset_manager, self.topic_config_manager, self.subscription_group_manager):
+            try:
+                mgr.persist()
+            except Exception:  # noqa: BLE001
+                log.exception("persisting %s failed", mgr.path)
+        try:
+            await self.store.shutdown()
+        except Exception:  # noqa: BLE001
+            log.exception("store shutdown failed")
+        if self.outer_api is not None and self.outer_api.namesrv_addrs:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.outer_api.unregister_broker_all(self.identity), 5)
+        if self.client is not None:
+            with contextlib.suppress(Exception):
+                await self.client.close()
+        log.info("broker %s shut down", self.configs.broker.brokerName)
+
+
+def _notify_ids_changed(group: str, channels: list[Any]) -> None:
+    cmd = RemotingCommand.request(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, {"consumerGroup": group}, oneway=True)
+    for ch in channels:
+        if not getattr(ch, "closed", False):
+            try:
+                ch.invoke_oneway(cmd)
+            except Exception:  # noqa: BLE001
+                log.warning("notify consumer ids changed to %s failed", getattr(ch, "remote_addr", ch))
+
+
+def create_broker(configs: BrokerConfigs) -> Broker:
+    """Build (and load) every part of a broker; raises BrokerStartError when the store cannot load."""
+    from store.default_message_store import DefaultMessageStore
+
+    b = Broker(configs)
+    bc, nsc, sc = configs.broker, configs.netty_server, configs.store
+    is_slave = sc.brokerRole is BrokerRole.SLAVE
+    if not is_slave and not sc.enableDLegerCommitLog:
+        bc.brokerId = 0
+    ip1 = bc.broker_ip1()
+    port = nsc.listenPort
+    store_host = (ip1, port)
+    b.identity = BrokerIdentity(
+        cluster_name=bc.brokerClusterName,
+        broker_name=bc.brokerName,
+        broker_addr=f"{ip1}:{port}",
+        broker_id=bc.brokerId,
+        ha_server_addr=f"{bc.broker_ip2()}:{port + 1}",
+    )
+    config_dir = os.path.join(sc.storePathRootDir, "config")
+    stats = BrokerStatsManager()
+    b.topic_config_manager = topics = TopicConfigManager(bc, os.path.join(config_dir, "topics.json"), b.request_register)
+    b.subscription_group_manager = groups = SubscriptionGroupManager(bc, os.path.join(config_dir, "subscriptionGroup.json"))
+    b.consumer_offset_manager = offsets = ConsumerOffsetManager(os.path.join(config_dir, "consumerOffset.json"))
+    b.consumer_manager = consumers = ConsumerManager(_notify_ids_changed)
+    b.producer_manager = producers = ProducerManager()
+    for mgr in (topics, groups, offsets):
+        if not mgr.load():
+            raise BrokerStartError(f"cannot load {mgr.path} (and its .bak): the file is corrupt")
+
+    hold_ref: list[Any] = []
+
+    def arriving(topic, queue_id, logic_offset, tags_code, store_timestamp, properties):
+        if hold_ref:
+            hold_ref[0].notify_message_arriving(topic, queue_id, logic_offset, tags_code, store_timestamp, properties)
+
+    b.store = store = DefaultMessageStore(sc, store_host=store_host, arriving_listener=arriving)
+    if not store.load():
+        raise BrokerStartError(f"the message store under {sc.storePathRootDir} could not be loaded (see the log)")
+
+    must_wait = sc.flushDiskType is FlushDiskType.SYNC_FLUSH or sc.brokerRole is BrokerRole.SYNC_MASTER
+    send = SendMessageProcessor(
+        bc, store, topics, groups, stats, store_host,
+        max_message_size=sc.maxMessageSize, must_wait=must_wait, is_slave=is_slave,
+    )
+    pull = PullMessageProcessor(
+        bc, store, topics, groups, consumers, offsets, stats,
+        is_slave=is_slave, offset_check_in_slave=sc.offsetCheckInSlave, store_host=store_host,
+    )
+    b.pull_processor = pull
+    hold_ref.append(pull.hold_service)
+    client_mgmt = ClientManageProcessor(bc, consumers, producers, groups, topics)
+    consumer_mgmt = ConsumerManageProcessor(consumers, offsets, store, is_slave=is_slave)
+    queue_offsets = QueueOffsetProcessor(store)
+    query = QueryMessageProcessor(store, sc.defaultQueryMaxNum)
+    topic_admin = TopicAdminProcessor(bc, store, topics, offsets, consumers, is_slave=is_slave, register_now=b.request_register)
+    group_admin = GroupAdminProcessor(
+        bc, store, topics, groups, offsets, consumers, producers, stats,
+        delay_offset_path=os.path.join(config_dir, "delayOffset.json"), is_slave=is_slave,
+    )
+
+    def on_config_update(changed: dict[str, Any]) -> None:
+        if "brokerPermission" in changed:
+            topics.data_version.next_version()
+            b.request_register()
+
+    config_proc = BrokerConfigProcessor(
+        configs.all(), store, stats, config_file=configs.config_file, on_update=on_config_update,
+        store_root=sc.storePathRootDir,
+    )
+
+    handlers = {
+        RequestCode.SEND_MESSAGE: send,
+        RequestCode.SEND_MESSAGE_V2: send,
+        RequestCode.SEND_BATCH_MESSAGE: send,
+        RequestCode.HEART_BEAT: client_mgmt.heart_beat,
+        RequestCode.UNREGISTER_CLIENT: client_mgmt.unregister_client,
+        RequestCode.CHECK_CLIENT_CONFIG: client_mgmt.check_client_config,
+        RequestCode.GET_CONSUMER_LIST_BY_GROUP: consumer_mgmt.get_consumer_list_by_group,
+        RequestCode.UPDATE_CONSUMER_OFFSET: consumer_mgmt.update_consumer_offset,
+        RequestCode.QUERY_CONSUMER_OFFSET: consumer_mgmt.query_consumer_offset,
+        RequestCode.GET_MAX_OFFSET: queue_offsets.get_max_offset,
+        RequestCode.GET_MIN_OFFSET: queue_offsets.get_min_offset,
+        RequestCode.SEARCH_OFFSET_BY_TIMESTAMP: queue_offsets.search_offset_by_timestamp,
+        RequestCode.GET_EARLIEST_MSG_STORETIME: queue_offsets.get_earliest_msg_storetime,
+        RequestCode.QUERY_MESSAGE: query.query_message,
+        RequestCode.VIEW_MESSAGE_BY_ID: query.view_message_by_id,
+        RequestCode.UPDATE_AND_CREATE_TOPIC: topic_admin.update_and_create_topic,
+        RequestCode.DELETE_TOPIC_IN_BROKER: topic_admin.delete_topic,
+        RequestCode.GET_ALL_TOPIC_CONFIG: topic_admin.get_all_topic_config,
+        RequestCode.GET_TOPIC_CONFIG_LIST: topic_admin.get_all_topic_config,
+        RequestCode.GET_TOPIC_NAME_LIST: topic_admin.get_topic_name_list,
+        RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER: topic_admin.get_system_topic_list,
+        RequestCode.GET_TOPIC_STATS_INFO: topic_admin.get_topic_stats_info,
+        RequestCode.QUERY_TOPIC_CONSUME_BY_WHO: topic_admin.query_topic_consume_by_who,
+        RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: group_admin.update_and_create_subscription_group,
+        RequestCode.DELETE_SUBSCRIPTIONGROUP: group_admin.delete_subscription_group,
+        RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG: group_admin.get_all_subscription_group,
+        RequestCode.GET_CONSUME_STATS: group_admin.get_consume_stats,
+        RequestCode.GET_CONSUMER_CONNECTION_LIST: group_admin.get_consumer_connection_list,
+        RequestCode.GET_PRODUCER_CONNECTION_LIST: group_admin.get_producer_connection_list,
+        RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: group_admin.reset_offset,
+        RequestCode.GET_ALL_CONSUMER_OFFSET: group_admin.get_all_consumer_offset,
+        RequestCode.GET_ALL_DELAY_OFFSET: group_admin.get_all_delay_offset,
+        RequestCode.CLONE_GROUP_OFFSET: group_admin.clone_group_offset,
+        RequestCode.GET_BROKER_CONFIG: config_proc.get_broker_config,
+        RequestCode.UPDATE_BROKER_CONFIG: config_proc.update_broker_config,
+        RequestCode.GET_BROKER_RUNTIME_INFO: config_proc.get_runtime_info,
+    }
+
+    def on_close(conn: Any) -> None:
+        consumers.do_channel_close_event(
+            conn,
+            lambda g: bc.notifyConsumerIdsChangedEnable
+            and (groups.table.get(g) is None or groups.table[g].notifyConsumerIdsChangedEnable),
+        )
+        producers.do_channel_close_event(conn)
+
+    host = "0.0.0.0"
+    b.server = RemotingServer(host, port, name="broker", backlog=nsc.serverSocketBacklog)
+    b.server.register_processor(RequestCode.PULL_MESSAGE, pull)
+    for code, h in handlers.items():
+        b.server.register_processor(code, h)
+    b.server.add_connection_listener(on_close=on_close)
+    if port > 2:
+        b.fast_server = RemotingServer(host, port - 2, name="broker-fast", backlog=nsc.serverSocketBacklog)
+        for code, h in handlers.items():
+            b.fast_server.register_processor(code, h)
+        b.fast_server.add_connection_listener(on_close=on_close)
+
+    namesrvs = bc.namesrv_list()
+    if namesrvs:
+        b.client = RemotingClient(connect_timeout=configs.netty_client.connectTimeoutMillis / 1000, name="broker-outer")
+        b.outer_api = BrokerOuterAPI(b.client, namesrvs)
+    return b

@@ -1,0 +1,192 @@
+"""GET_BROKER_CONFIG (26), UPDATE_BROKER_CONFIG (25), GET_BROKER_RUNTIME_INFO (28).
+
+UPDATE_BROKER_CONFIG never changes a path, a port or anything that could run a
+program (fields declared ``wire=False``, CVE-2023-33246): such a request is
+refused as a whole with NO_PERMISSION naming the keys, and nothing is applied.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable
+from typing import Any
+
+from broker.broker_stats_manager import BrokerStatsManager
+from common.config import ConfigError, format_properties, parse_properties, parse_value, to_properties
+from common.util import now_ms, write_file_atomic
+from remoting.body.kv import KVTable
+from remoting.body.topic_config import DataVersion
+from remoting.codes import ResponseCode
+from remoting.command import RemotingCommand
+
+__all__ = ["BrokerConfigProcessor", "BROKER_VERSION", "BROKER_VERSION_DESC"]
+
+log = logging.getLogger(__name__)
+
+BROKER_VERSION = 407
+BROKER_VERSION_DESC = "V4_9_7"
+
+
+class BrokerConfigProcessor:
+    """Config read/update and runtime info over the wire."""
+
+    def __init__(
+        self,
+        configs: list[Any],
+        store: Any,
+        stats: BrokerStatsManager,
+        *,
+        config_file: str | None = None,
+        on_update: Callable[[dict[str, Any]], None] | None = None,
+        store_root: str = "",
+        runtime_extra: Callable[[], dict[str, str]] | None = None,
+        boot_timestamp: int | None = None,
+    ):
+        self.configs = configs
+        self.store = store
+        self.stats = stats
+        self.config_file = config_file
+        self.on_update = on_update
+        self.store_root = store_root
+        self.runtime_extra = runtime_extra
+        self.data_version = DataVersion()
+        self.boot_timestamp = boot_timestamp or now_ms()
+
+    def get_broker_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        text = format_properties(to_properties(*self.configs))
+        resp = req.response_to(ResponseCode.SUCCESS, body=text.encode("utf-8"))
+        resp.add_ext_field("version", self.data_version.to_json().decode())
+        return resp
+
+    def _owner(self, key: str) -> tuple[Any, dataclasses.Field, Any] | None:
+        import typing
+
+        for c in self.configs:
+            for f in dataclasses.fields(c):
+                if f.name == key:
+                    return c, f, typing.get_type_hints(type(c))[key]
+        return None
+
+    def update_broker_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        try:
+            props = parse_properties((req.body or b"").decode("utf-8"))
+        except UnicodeDecodeError:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, "config body is not UTF-8")
+        if not props:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, "string2Properties error: no properties in the body")
+        forbidden = []
+        unknown = []
+        plan = []
+        for key, raw in props.items():
+            owner = self._owner(key)
+            if owner is None:
+                unknown.append(key)
+                continue
+            cfg_obj, f, typ = owner
+            if not f.metadata.get("wire", True):
+                forbidden.append(key)
+                continue
+            plan.append((cfg_obj, key, typ, raw))
+        if forbidden:
+            log.warning("refused UPDATE_BROKER_CONFIG of %s from %s", forbidden, conn.remote_addr)
+            return req.response_to(
+                ResponseCode.NO_PERMISSION,
+                "Can not update config in black list: " + ", ".join(sorted(forbidden))
+                + " (paths, ports and commands cannot be changed at runtime)",
+            )
+        if unknown:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, "unknown config keys: " + ", ".join(sorted(unknown)))
+        parsed = []
+        try:
+            for cfg_obj, key, typ, raw in plan:
+                parsed.append((cfg_obj, key, parse_value(key, typ, raw)))
+        except ConfigError as e:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, str(e))
+        changed = {}
+        for cfg_obj, key, value in parsed:
+            setattr(cfg_obj, key, value)
+            changed[key] = value
+        self.data_version.next_version()
+        log.info("broker config updated from %s: %s", conn.remote_addr, changed)
+        self._persist()
+        if self.on_update is not None:
+            self.on_update(changed)
+        return req.response_to(ResponseCode.SUCCESS)
+
+    def _persist(self) -> None:
+        if not self.config_file:
+            return
+        try:
+            write_file_atomic(self.config_file, format_properties(to_properties(*self.configs)))
+        except OSError as e:
+            log.error("cannot persist the broker config to %s: %s", self.config_file, e)
+
+    def get_runtime_info(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        return req.response_to(ResponseCode.SUCCESS, body=KVTable(table=self.runtime_info()).to_json())
+
+    def runtime_info(self) -> dict[str, str]:
+        t: dict[str, str] = {}
+        store_info = getattr(self.store, "runtime_info", None)
+        if store_info is not None:
+            try:
+                t.update({k: str(v) for k, v in store_info().items()})
+            except Exception:  # noqa: BLE001
+                log.exception("store runtime info failed")
+        s = self.stats
+        t["brokerVersionDesc"] = BROKER_VERSION_DESC
+        t["brokerVersion"] = str(BROKER_VERSION)
+        t["msgPutTotalYesterdayMorning"] = "0"
+        t["msgPutTotalTodayMorning"] = str(s.put_total_today_morning)
+        t["msgPutTotalTodayNow"] = str(s.put_total)
+        t["msgGetTotalYesterdayMorning"] = "0"
+        t["msgGetTotalTodayMorning"] = str(s.get_total_today_morning)
+        t["msgGetTotalTodayNow"] = str(s.get_total)
+        for pool, cap in (
+            ("sendThreadPoolQueue", 10000),
+            ("pullThreadPoolQueue", 100000),
+            ("queryThreadPoolQueue", 20000),
+        ):
+            t[pool + "Size"] = "0"
+            t[pool + "Capacity"] = str(cap)
+            t[pool + "HeadWaitTimeMills"] = "0"
+        t["EndTransactionQueueSize"] = "0"
+        t["EndTransactionThreadPoolQueueCapacity"] = "100000"
+        t.setdefault("dispatchBehindBytes", "0")
+        t.setdefault("pageCacheLockTimeMills", "0")
+        t.setdefault("putTps", f"{s.put_rate.tps():.2f}")
+        t.setdefault("getTotalTps", f"{s.get_rate.tps():.2f}")
+        t.setdefault("bootTimestamp", str(self.boot_timestamp))
+        t.setdefault("runtime", _runtime_text(self.boot_timestamp))
+        t.setdefault("earliestMessageTimeStamp", "0")
+        t.setdefault("remainTransientStoreBufferNumbs", "0")
+        t.setdefault("remainHowManyDataToFlush", "0")
+        if self.store_root:
+            try:
+                root = self.store_root if os.path.exists(self.store_root) else os.path.dirname(self.store_root) or "."
+                du = shutil.disk_usage(root)
+                t["commitLogDirCapacity"] = f"Total : {_human(du.total)}, Free : {_human(du.free)}."
+            except OSError:
+                pass
+        if self.runtime_extra is not None:
+            t.update(self.runtime_extra())
+        return t
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.2f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def _runtime_text(boot_ms: int) -> str:
+    secs = max(0, int(time.time() - boot_ms / 1000))
+    days, rem = divmod(secs, 86400)
+    hours, rem = divmod(rem, 3600)
+    minutes, secs = divmod(rem, 60)
+    return f"[ {days} days, {hours} hours, {minutes} minutes, {secs} seconds ]"

@@ -1,0 +1,233 @@
+"""Consumer/producer group admin: UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200), DELETE_SUBSCRIPTIONGROUP (207),
+GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201), GET_CONSUME_STATS (208), GET_CONSUMER_CONNECTION_LIST (203),
+GET_PRODUCER_CONNECTION_LIST (204), INVOKE_BROKER_TO_RESET_OFFSET (222), GET_ALL_CONSUMER_OFFSET (43),
+GET_ALL_DELAY_OFFSET (45), CLONE_GROUP_OFFSET (314)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from broker.broker_stats_manager import BrokerStatsManager
+from broker.config import BrokerConfig
+from broker.consumer_manager import ConsumerManager
+from broker.consumer_offset_manager import ConsumerOffsetManager
+from broker.producer_manager import ProducerManager
+from broker.subscription_group_manager import SubscriptionGroupManager
+from broker.topic_config_manager import TopicConfigManager
+from common import topic_validator
+from remoting.body import BodyError
+from remoting.body.consumer import (
+    Connection,
+    ConsumerConnection,
+    ConsumeStats,
+    MessageQueue,
+    OffsetWrapper,
+    ProducerConnection,
+    ResetOffsetBody,
+)
+from remoting.body.subscription_group import SubscriptionGroupConfig
+from remoting.codes import RequestCode, ResponseCode
+from remoting.command import RemotingCommand
+from remoting.header.broker import (
+    CloneGroupOffsetRequestHeader,
+    DeleteSubscriptionGroupRequestHeader,
+    GetConsumerConnectionListRequestHeader,
+    GetConsumeStatsRequestHeader,
+    GetProducerConnectionListRequestHeader,
+    ResetOffsetRequestHeader,
+)
+
+__all__ = ["GroupAdminProcessor"]
+
+log = logging.getLogger(__name__)
+
+_V3_0_7_SNAPSHOT = 28
+
+
+class GroupAdminProcessor:
+    """Subscription groups, consume progress, connections and offset resets."""
+
+    def __init__(
+        self,
+        broker_config: BrokerConfig,
+        store: Any,
+        topic_config_manager: TopicConfigManager,
+        subscription_group_manager: SubscriptionGroupManager,
+        consumer_offset_manager: ConsumerOffsetManager,
+        consumer_manager: ConsumerManager,
+        producer_manager: ProducerManager,
+        stats: BrokerStatsManager,
+        *,
+        delay_offset_path: str = "",
+        is_slave: bool = False,
+    ):
+        self.broker_config = broker_config
+        self.store = store
+        self.topics = topic_config_manager
+        self.groups = subscription_group_manager
+        self.offsets = consumer_offset_manager
+        self.consumers = consumer_manager
+        self.producers = producer_manager
+        self.stats = stats
+        self.delay_offset_path = delay_offset_path
+        self.is_slave = is_slave
+
+    # -- subscription groups -----------------------------------------------------
+
+    def update_and_create_subscription_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        if self.is_slave:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
+        try:
+            sgc = SubscriptionGroupConfig.from_json(req.body)
+        except BodyError as e:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, f"bad subscription group body: {e}")
+        err = topic_validator.validate_group(sgc.groupName)
+        if err is not None:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, err)
+        self.groups.update_subscription_group_config(sgc)
+        return req.response_to(ResponseCode.SUCCESS)
+
+    def delete_subscription_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        if self.is_slave:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
+        h = req.decode_header(DeleteSubscriptionGroupRequestHeader)
+        self.groups.delete_subscription_group_config(h.groupName)
+        if h.removeOffset:
+            self.offsets.remove_offset(h.groupName)
+        return req.response_to(ResponseCode.SUCCESS)
+
+    def get_all_subscription_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        return req.response_to(ResponseCode.SUCCESS, body=self.groups.build_wrapper().to_json())
+
+    # -- progress -------------------------------------------------------------------
+
+    def get_consume_stats(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        h = req.decode_header(GetConsumeStatsRequestHeader)
+        group = h.consumerGroup
+        topics = {h.topic} if h.topic else self.offsets.which_topic_by_consumer(group)
+        stats = ConsumeStats()
+        tps = 0.0
+        g = self.consumers.get_consumer_group_info(group)
+        for topic in sorted(topics):
+            tc = self.topics.select_topic_config(topic)
+            if tc is None:
+                continue
+            if g is not None and g.subscription_table and topic not in g.subscription_table:
+                continue
+            for qid in range(tc.readQueueNums):
+                mq = MessageQueue(topic=topic, brokerName=self.broker_config.brokerName, queueId=qid)
+                broker_offset = max(0, self.store.get_max_offset_in_queue(topic, qid))
+                consumer_offset = max(0, self.offsets.query_offset(group, topic, qid))
+                last = 0
+                if consumer_offset > 0:
+                    last = max(0, self.store.get_message_store_timestamp(topic, qid, consumer_offset - 1))
+                stats.offsetTable[mq] = OffsetWrapper(broker_offset, consumer_offset, last)
+            tps += self.stats.group_get_tps(group, topic)
+        stats.consumeTps = tps
+        return req.response_to(ResponseCode.SUCCESS, body=stats.to_json())
+
+    def get_consumer_connection_list(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        h = req.decode_header(GetConsumerConnectionListRequestHeader)
+        g = self.consumers.get_consumer_group_info(h.consumerGroup)
+        if g is None:
+            return req.response_to(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group[{h.consumerGroup}] not online")
+        body = ConsumerConnection(
+            connectionSet=[
+                Connection(clientId=i.client_id, clientAddr=i.client_addr, language=i.language, version=i.version)
+                for i in g.channel_info_table.values()
+            ],
+            subscriptionTable=dict(g.subscription_table),
+            consumeType=g.consume_type,
+            messageModel=g.message_model,
+            consumeFromWhere=g.consume_from_where,
+        )
+        return req.response_to(ResponseCode.SUCCESS, body=body.to_json())
+
+    def get_producer_connection_list(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        h = req.decode_header(GetProducerConnectionListRequestHeader)
+        infos = self.producers.get_connections(h.producerGroup)
+        if not infos:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, f"the producer group[{h.producerGroup}] not exist")
+        body = ProducerConnection(
+            connectionSet=[
+                Connection(clientId=i.client_id, clientAddr=i.client_addr, language=i.language, version=i.version)
+                for i in infos
+            ]
+        )
+        return req.response_to(ResponseCode.SUCCESS, body=body.to_json())
+
+    # -- offsets ----------------------------------------------------------------------
+
+    def reset_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        """INVOKE_BROKER_TO_RESET_OFFSET: compute the table and push it to every online consumer."""
+        h = req.decode_header(ResetOffsetRequestHeader)
+        tc = self.topics.select_topic_config(h.topic)
+        if tc is None:
+            return req.response_to(
+                ResponseCode.SYSTEM_ERROR, f"[reset-offset] reset offset failed, no topic in this broker. topic={h.topic}"
+            )
+        table: dict[MessageQueue, int] = {}
+        for qid in range(tc.writeQueueNums):
+            mq = MessageQueue(topic=h.topic, brokerName=self.broker_config.brokerName, queueId=qid)
+            current = self.offsets.query_offset(h.group, h.topic, qid)
+            if current == -1:
+                return req.response_to(ResponseCode.SYSTEM_ERROR, f"THe consumer group <{h.group}> not exist")
+            if h.timestamp == -1:
+                target = self.store.get_max_offset_in_queue(h.topic, qid)
+            else:
+                target = self.store.get_offset_in_queue_by_time(h.topic, qid, h.timestamp)
+            target = max(0, target)
+            table[mq] = target if (h.isForce or target < current) else current
+        body = ResetOffsetBody(offsetTable=table)
+        g = self.consumers.get_consumer_group_info(h.group)
+        if g is None or not g.channel_info_table:
+            return req.response_to(
+                ResponseCode.CONSUMER_NOT_ONLINE,
+                f"Consumer not online, so can not reset offset, Group: {h.group} Topic: {h.topic} Timestamp: {h.timestamp}",
+            )
+        payload = body.to_json()
+        for ch, info in list(g.channel_info_table.items()):
+            if info.version < _V3_0_7_SNAPSHOT:
+                return req.response_to(
+                    ResponseCode.SYSTEM_ERROR, f"the client does not support this feature. version={info.version}"
+                )
+            cmd = RemotingCommand.request(
+                RequestCode.RESET_CONSUMER_CLIENT_OFFSET,
+                {"topic": h.topic, "group": h.group, "timestamp": h.timestamp, "isForce": h.isForce},
+                payload,
+                oneway=True,
+            )
+            try:
+                ch.invoke_oneway(cmd)
+            except Exception:  # noqa: BLE001 - one dead client must not fail the reset for the others
+                log.warning("reset offset push to %s failed", info.client_addr)
+        return req.response_to(ResponseCode.SUCCESS, body=payload)
+
+    def get_all_consumer_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        return req.response_to(ResponseCode.SUCCESS, body=self.offsets.encode_wire())
+
+    def get_all_delay_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        content = None
+        sched = getattr(self.store, "schedule_message_service", None)
+        if sched is not None and hasattr(sched, "encode"):
+            content = sched.encode()
+        elif self.delay_offset_path and os.path.exists(self.delay_offset_path):
+            with open(self.delay_offset_path, encoding="utf-8") as f:
+                content = f.read()
+        if not content:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, "No delay offset in this broker")
+        return req.response_to(ResponseCode.SUCCESS, body=content.encode("utf-8") if isinstance(content, str) else content)
+
+    def clone_group_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        h = req.decode_header(CloneGroupOffsetRequestHeader)
+        err = topic_validator.validate_group(h.destGroup)
+        if err is not None:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, err)
+        topics = {h.topic} if h.topic else self.offsets.which_topic_by_consumer(h.srcGroup)
+        for topic in topics:
+            if self.topics.select_topic_config(topic) is None:
+                continue
+            self.offsets.clone_offset(h.srcGroup, h.destGroup, topic)
+        return req.response_to(ResponseCode.SUCCESS)

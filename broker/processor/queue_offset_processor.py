@@ -1,0 +1,41 @@
+"""GET_MAX_OFFSET (30), GET_MIN_OFFSET (31), SEARCH_OFFSET_BY_TIMESTAMP (29), GET_EARLIEST_MSG_STORETIME (32)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from remoting.codes import ResponseCode
+from remoting.command import RemotingCommand
+from remoting.header.broker import (
+    GetEarliestMsgStoretimeRequestHeader,
+    GetMaxOffsetRequestHeader,
+    GetMinOffsetRequestHeader,
+    SearchOffsetRequestHeader,
+)
+
+__all__ = ["QueueOffsetProcessor"]
+
+
+class QueueOffsetProcessor:
+    """Read-only queue position queries answered from the store."""
+
+    def __init__(self, store: Any):
+        self.store = store
+
+    def get_max_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        h = req.decode_header(GetMaxOffsetRequestHeader)
+        return req.response_to(ResponseCode.SUCCESS, header={"offset": self.store.get_max_offset_in_queue(h.topic, h.queueId)})
+
+    def get_min_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        h = req.decode_header(GetMinOffsetRequestHeader)
+        return req.response_to(ResponseCode.SUCCESS, header={"offset": self.store.get_min_offset_in_queue(h.topic, h.queueId)})
+
+    def search_offset_by_timestamp(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        h = req.decode_header(SearchOffsetRequestHeader)
+        off = self.store.get_offset_in_queue_by_time(h.topic, h.queueId, h.timestamp)
+        return req.response_to(ResponseCode.SUCCESS, header={"offset": off})
+
+    def get_earliest_msg_storetime(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        h = req.decode_header(GetEarliestMsgStoretimeRequestHeader)
+        ts = self.store.get_earliest_message_time(h.topic, h.queueId)
+        return req.response_to(ResponseCode.SUCCESS, header={"timestamp": ts})

@@ -1,0 +1,138 @@
+"""Topic admin: UPDATE_AND_CREATE_TOPIC (17), DELETE_TOPIC_IN_BROKER (215), GET_ALL_TOPIC_CONFIG (21),
+GET_TOPIC_CONFIG_LIST (22), GET_TOPIC_NAME_LIST (23), GET_TOPIC_STATS_INFO (202),
+QUERY_TOPIC_CONSUME_BY_WHO (300), GET_SYSTEM_TOPIC_LIST_FROM_BROKER (305)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from broker.config import BrokerConfig
+from broker.consumer_manager import ConsumerManager
+from broker.consumer_offset_manager import ConsumerOffsetManager
+from broker.topic_config_manager import TopicConfigManager
+from common import topic_validator
+from remoting.body.admin import GroupList, TopicOffset, TopicStatsTable
+from remoting.body.cluster import TopicList
+from remoting.body.consumer import MessageQueue
+from remoting.body.topic_config import TopicConfig, TopicFilterType
+from remoting.codes import ResponseCode
+from remoting.command import RemotingCommand
+from remoting.header.broker import (
+    CreateTopicRequestHeader,
+    DeleteTopicRequestHeader,
+    GetTopicStatsInfoRequestHeader,
+    QueryTopicConsumeByWhoRequestHeader,
+)
+
+__all__ = ["TopicAdminProcessor"]
+
+log = logging.getLogger(__name__)
+
+
+class TopicAdminProcessor:
+    """Create, delete and describe topics."""
+
+    def __init__(
+        self,
+        broker_config: BrokerConfig,
+        store: Any,
+        topic_config_manager: TopicConfigManager,
+        consumer_offset_manager: ConsumerOffsetManager,
+        consumer_manager: ConsumerManager,
+        *,
+        is_slave: bool = False,
+        register_now: Callable[[], None] | None = None,
+    ):
+        self.broker_config = broker_config
+        self.store = store
+        self.topics = topic_config_manager
+        self.offsets = consumer_offset_manager
+        self.consumers = consumer_manager
+        self.is_slave = is_slave
+        self.register_now = register_now
+
+    def update_and_create_topic(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        if self.is_slave:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
+        h = req.decode_header(CreateTopicRequestHeader)
+        topic = h.topic
+        if topic == self.broker_config.brokerClusterName:
+            return req.response_to(
+                ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system reserved words."
+            )
+        err = topic_validator.validate_topic(topic)
+        if err is not None:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, err)
+        if topic_validator.is_system_topic(topic):
+            return req.response_to(ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic.")
+        if h.readQueueNums < 0 or h.writeQueueNums < 0:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, "queue numbers must not be negative")
+        try:
+            filter_type = TopicFilterType(h.topicFilterType)
+        except ValueError:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, f"unknown topicFilterType {h.topicFilterType}")
+        tc = TopicConfig(
+            topicName=topic,
+            readQueueNums=h.readQueueNums,
+            writeQueueNums=h.writeQueueNums,
+            perm=h.perm,
+            topicFilterType=filter_type,
+            topicSysFlag=h.topicSysFlag or 0,
+            order=h.order,
+        )
+        self.topics.update_topic_config(tc)
+        return req.response_to(ResponseCode.SUCCESS)
+
+    def delete_topic(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        if self.is_slave:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
+        h = req.decode_header(DeleteTopicRequestHeader)
+        topic = h.topic
+        err = topic_validator.validate_topic(topic)
+        if err is not None:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, err)
+        if topic_validator.is_system_topic(topic):
+            return req.response_to(ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic.")
+        self.topics.delete_topic_config(topic)
+        self.offsets.remove_topic(topic)
+        cleaner = getattr(self.store, "delete_topics", None)
+        if cleaner is not None:
+            try:
+                cleaner({topic})
+            except Exception:  # noqa: BLE001 - the topic is gone from the table either way
+                log.exception("deleting the store files of topic %s failed", topic)
+        if self.register_now is not None:
+            self.register_now()
+        return req.response_to(ResponseCode.SUCCESS)
+
+    def get_all_topic_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        return req.response_to(ResponseCode.SUCCESS, body=self.topics.build_serialize_wrapper().to_json())
+
+    def get_topic_name_list(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        body = TopicList(topicList=list(self.topics.table)).to_json()
+        return req.response_to(ResponseCode.SUCCESS, body=body)
+
+    def get_system_topic_list(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        names = [t for t in self.topics.table if topic_validator.is_system_topic(t)]
+        return req.response_to(ResponseCode.SUCCESS, body=TopicList(topicList=names).to_json())
+
+    def get_topic_stats_info(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        h = req.decode_header(GetTopicStatsInfoRequestHeader)
+        tc = self.topics.select_topic_config(h.topic)
+        if tc is None:
+            return req.response_to(ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist")
+        table = TopicStatsTable()
+        for qid in range(tc.writeQueueNums):
+            mq = MessageQueue(topic=h.topic, brokerName=self.broker_config.brokerName, queueId=qid)
+            mn = max(0, self.store.get_min_offset_in_queue(h.topic, qid))
+            mx = max(0, self.store.get_max_offset_in_queue(h.topic, qid))
+            ts = self.store.get_message_store_timestamp(h.topic, qid, mx - 1) if mx > 0 else 0
+            table.offsetTable[mq] = TopicOffset(minOffset=mn, maxOffset=mx, lastUpdateTimestamp=max(0, ts))
+        return req.response_to(ResponseCode.SUCCESS, body=table.to_json())
+
+    def query_topic_consume_by_who(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        h = req.decode_header(QueryTopicConsumeByWhoRequestHeader)
+        groups = self.consumers.query_topic_consume_by_who(h.topic) | self.offsets.which_group_by_topic(h.topic)
+        return req.response_to(ResponseCode.SUCCESS, body=GroupList(groupList=sorted(groups)).to_json())

@@ -1,0 +1,134 @@
+"""``mqbroker`` command line: load the config, print it (-p/-m), or run the broker until SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+
+from broker.broker_startup import BrokerConfigs, BrokerStartError, create_broker
+from common.config import (
+    ConfigError,
+    apply_properties,
+    format_properties,
+    load_properties_file,
+    to_properties,
+    unknown_keys,
+)
+from store.config import BrokerRole
+
+__all__ = ["main", "load_configs", "IMPORTANT_KEYS"]
+
+log = logging.getLogger("broker")
+
+#: What ``-m`` prints (RocketMQ's "important" config fields).
+IMPORTANT_KEYS = (
+    "brokerClusterName",
+    "brokerName",
+    "brokerId",
+    "brokerIP1",
+    "namesrvAddr",
+    "listenPort",
+    "brokerRole",
+    "flushDiskType",
+    "storePathRootDir",
+    "storePathCommitLog",
+    "autoCreateTopicEnable",
+    "autoCreateSubscriptionGroup",
+    "deleteWhen",
+    "fileReservedTime",
+)
+
+
+def _validate_namesrv_addr(addr: str) -> None:
+    for part in addr.split(";"):
+        part = part.strip()
+        if not part:
+            continue
+        host, sep, port = part.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ConfigError(f"bad value for config key namesrvAddr: {part!r} is not host:port")
+
+
+def load_configs(config_file: str | None, namesrv_addr: str | None = None) -> tuple[BrokerConfigs, list[str]]:
+    """Build every component config from the file (and ``-n``); returns (configs, unknown keys)."""
+    configs = BrokerConfigs(config_file=os.path.abspath(config_file) if config_file else None)
+    props: dict[str, str] = load_properties_file(config_file) if config_file else {}
+    for c in configs.all():
+        apply_properties(c, props)
+    unknown = unknown_keys(props, *configs.all())
+    if namesrv_addr is not None:
+        configs.broker.namesrvAddr = namesrv_addr
+    _validate_namesrv_addr(configs.broker.namesrvAddr)
+    sc = configs.store
+    # Relative store paths are resolved against the current directory once, here.
+    sc.storePathRootDir = os.path.abspath(os.path.expanduser(sc.storePathRootDir))
+    if sc.storePathCommitLog:
+        sc.storePathCommitLog = ",".join(os.path.abspath(os.path.expanduser(p)) for p in sc.storePathCommitLog.split(","))
+    if not 0 < configs.netty_server.listenPort < 65536:
+        raise ConfigError(f"bad value for config key listenPort: {configs.netty_server.listenPort}")
+    if sc.brokerRole is BrokerRole.SLAVE and configs.broker.brokerId <= 0 and not sc.enableDLegerCommitLog:
+        raise ConfigError("bad value for config key brokerId: a SLAVE must have brokerId > 0")
+    if sc.brokerRole is not BrokerRole.SLAVE and not sc.enableDLegerCommitLog:
+        configs.broker.brokerId = 0
+    sc.haListenPort = configs.netty_server.listenPort + 1
+    return configs, unknown
+
+
+async def _serve(configs: BrokerConfigs) -> int:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        broker = create_broker(configs)
+        await broker.start()
+    except BrokerStartError as e:
+        print(f"mqbroker: error: {e}", file=sys.stderr, flush=True)
+        return 1
+    print(
+        f"The broker[{configs.broker.brokerName}, {broker.identity.broker_addr}] boot success. "
+        f"serializeType=JSON and name server is {configs.broker.namesrvAddr or '(none)'}",
+        flush=True,
+    )
+    await stop.wait()
+    log.info("shutdown requested")
+    await broker.shutdown()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="mqbroker", description="RocketMQ-compatible broker", add_help=False)
+    ap.add_argument("-c", "--configFile", dest="config", help="broker config file (Java properties)")
+    ap.add_argument("-p", "--printConfigItem", action="store_true", help="print all config items and exit")
+    ap.add_argument("-m", "--printImportantConfig", action="store_true", help="print important config items and exit")
+    ap.add_argument("-n", "--namesrvAddr", dest="namesrv", help="name server address list, e.g. 127.0.0.1:9876;...")
+    ap.add_argument("-h", "--help", action="help", help="print this help and exit")
+    args = ap.parse_args(argv)
+    logging.basicConfig(
+        level=os.environ.get("ROCKETMQ_LOG_LEVEL", "INFO"),
+        format="%(asctime)s %(levelname)s %(name)s - %(message)s",
+        stream=sys.stdout,
+    )
+    try:
+        configs, unknown = load_configs(args.config, args.namesrv)
+    except ConfigError as e:
+        print(f"mqbroker: error: {e}", file=sys.stderr)
+        return 1
+    for key in unknown:
+        print(f"mqbroker: warning: unknown config key {key} (ignored)", file=sys.stderr)
+    if args.printConfigItem or args.printImportantConfig:
+        props = to_properties(*configs.all())
+        if args.printImportantConfig:
+            props = {k: props[k] for k in IMPORTANT_KEYS if k in props}
+        sys.stdout.write(format_properties(props))
+        return 0
+    try:
+        import uvloop
+
+        return uvloop.run(_serve(configs))
+    except ImportError:  # pragma: no cover - uvloop is a dependency
+        return asyncio.run(_serve(configs))
