@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from remoting.client import RemotingClient
 from remoting.codes import CURRENT_VERSION, LanguageCode, RequestCode, ResponseCode, SerializeType
 from remoting.command import RemotingCommand
 from remoting.errors import (
@@ -21,6 +22,7 @@ from remoting.errors import (
     RemotingSendRequestError,
     RemotingTimeoutError,
 )
+from remoting.server import Connection, RemotingServer
 
 __all__ = [
     "CURRENT_VERSION",
@@ -29,6 +31,9 @@ __all__ = [
     "ResponseCode",
     "SerializeType",
     "RemotingCommand",
+    "RemotingServer",
+    "RemotingClient",
+    "Connection",
     "RemotingError",
     "RemoteProtocolError",
     "LocalProtocolError",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 
 import pytest
 
@@ -212,6 +213,9 @@ async def test_connection_listeners_and_addresses(server, client, addr):
     cconn = await client.get_connection(addr)
     assert conn.remote_addr == cconn.local_addr and conn.remote_addr.startswith("127.0.0.1:")
     assert conn.local_addr == addr == cconn.remote_addr
+    for c in (conn, cconn):  # Nagle off on both ends
+        sock = c._transport.get_extra_info("socket")
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
     await client.close_connection(addr)
     await async_wait_until(lambda: closed == [conn], 5)
     assert conn.closed and conn not in server.connections
