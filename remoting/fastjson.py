@@ -47,7 +47,7 @@ class ObjectKey(str):
 
 def object_key(obj: Any) -> ObjectKey:
     """Build the key for an object-keyed map from a dict (or ``to_obj()`` bean)."""
-    return ObjectKey(orjson.dumps(_plain(obj, True), option=orjson.OPT_SORT_KEYS).decode())
+    return ObjectKey(orjson.dumps(_std(obj), option=orjson.OPT_NON_STR_KEYS).decode())
 
 
 # --------------------------------------------------------------------------
@@ -246,7 +246,8 @@ class _Parser:
 def dumps(obj: Any, *, standard: bool = False) -> bytes:
     """Encode ``obj`` as fastjson would; see the module docstring for the two styles."""
     if standard:
-        data = orjson.dumps(_plain(obj, True))
+        # One Python pass sorts maps (Java TreeMap order) and drops nulls; orjson writes.
+        data = orjson.dumps(_std(obj), option=orjson.OPT_NON_STR_KEYS)
         if data.isascii():
             return data
         return _NON_ASCII.sub(_escape_match, data.decode("utf-8")).encode("ascii")
@@ -256,6 +257,7 @@ def dumps(obj: Any, *, standard: bool = False) -> bytes:
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_LEAF = frozenset((str, int, float, bool))
 
 
 def _escape_match(m: re.Match) -> str:
@@ -266,17 +268,6 @@ def _escape_match(m: re.Match) -> str:
     return f"\\u{0xD800 + (cp >> 10):04X}\\u{0xDC00 + (cp & 0x3FF):04X}"
 
 
-def _java_sorted_keys(keys: list) -> list:
-    if all(isinstance(k, int) and not isinstance(k, bool) for k in keys):
-        return sorted(keys)
-    strs = [k if isinstance(k, str) else _key_text(k) for k in keys]
-    if all(s.isascii() for s in strs):
-        order = sorted(range(len(keys)), key=strs.__getitem__)
-    else:  # Java compares UTF-16 code units
-        order = sorted(range(len(keys)), key=lambda i: strs[i].encode("utf-16-be"))
-    return [keys[i] for i in order]
-
-
 def _key_text(k: Any) -> str:
     if isinstance(k, bool):
         return "true" if k else "false"
@@ -285,17 +276,48 @@ def _key_text(k: Any) -> str:
     return str(k)
 
 
-def _plain(obj: Any, sort: bool) -> Any:
-    """Reduce to orjson-native types with str keys (sorted Java-style when ``sort``)."""
+def _sorted_keys(d: dict) -> list:
+    """Keys in Java TreeMap order: numbers numerically, strings by UTF-16 code units."""
+    try:
+        keys = sorted(d)
+    except TypeError:  # mixed key types: compare as text
+        return sorted(d, key=_key_text)
+    if isinstance(keys[0], str):
+        joined = "".join(keys)
+        if not joined.isascii() and max(joined) > "\uffff":  # astral chars: code point order != Java's
+            keys.sort(key=lambda k: k.encode("utf-16-be"))
+    return keys
+
+
+def _std(obj: Any) -> Any:
+    """Tree for the standard style: maps sorted, nulls dropped, object keys as plain strings."""
+    t = type(obj)
+    if t is dict:
+        if not obj:
+            return obj
+        out = {}
+        for k in _sorted_keys(obj):
+            v = obj[k]
+            if v is None:
+                continue
+            if type(k) is not str:
+                k = str.__str__(k) if isinstance(k, str) else (k if type(k) is int else _key_text(k))
+            out[k] = v if type(v) in _LEAF else _std(v)
+        return out
+    if t is list or t is tuple:
+        return [v if type(v) in _LEAF else _std(v) for v in obj]
+    if obj is None or t in _LEAF:
+        return obj
+    return _plain_other(obj, _std)
+
+
+def _plain_other(obj: Any, recurse: Any) -> Any:
     if isinstance(obj, dict):
-        keys = [k for k, v in obj.items() if v is not None]
-        if sort:
-            keys = _java_sorted_keys(keys)
-        return {(str.__str__(k) if isinstance(k, str) else _key_text(k)): _plain(obj[k], sort) for k in keys}
+        return recurse(dict(obj))
     if isinstance(obj, (list, tuple)):
-        return [_plain(v, sort) for v in obj]
+        return [recurse(v) for v in obj]
     if isinstance(obj, (set, frozenset)):
-        items = [_plain(v, sort) for v in obj]
+        items = [recurse(v) for v in obj]
         try:
             items.sort()
         except TypeError:
@@ -303,11 +325,17 @@ def _plain(obj: Any, sort: bool) -> Any:
         return items
     if isinstance(obj, enum.Enum):
         return obj.name
-    if obj is None or isinstance(obj, (str, int, float)):
-        return obj
+    if isinstance(obj, str):
+        return str.__str__(obj)
+    if isinstance(obj, bool):
+        return bool(obj)
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        return float(obj)
     to_obj = getattr(obj, "to_obj", None)
     if to_obj is not None:
-        return _plain(to_obj(), sort)
+        return recurse(to_obj())
     if isinstance(obj, (bytes, bytearray)):
         import base64
 
@@ -316,42 +344,58 @@ def _plain(obj: Any, sort: bool) -> Any:
 
 
 def _write_fast(obj: Any, out: list[str]) -> None:
-    if isinstance(obj, str):
-        out.append(orjson.dumps(obj).decode("utf-8"))
-    elif isinstance(obj, dict):
+    t = type(obj)
+    if t is str:
+        out.append(_dumps_str(obj))
+    elif t is dict:
         out.append("{")
         first = True
         for k, v in obj.items():
             if v is None:
                 continue
-            if not first:
-                out.append(",")
-            first = False
-            if isinstance(k, ObjectKey):
-                out.append(str.__str__(k))
-            elif isinstance(k, str):
-                out.append(orjson.dumps(k).decode("utf-8"))
-            elif isinstance(k, (int, float)) and not isinstance(k, bool):
-                out.append(str(k))  # fastjson writes numeric keys bare
+            if first:
+                first = False
             else:
-                out.append(orjson.dumps(_key_text(k)).decode("utf-8"))
+                out.append(",")
+            tk = type(k)
+            if tk is str:
+                out.append(_dumps_str(k))
+            elif tk is ObjectKey:
+                out.append(str.__str__(k))
+            elif tk is int or (isinstance(k, (int, float)) and not isinstance(k, bool)):
+                out.append(str(int(k)) if tk is int else str(k))  # fastjson writes numeric keys bare
+            elif isinstance(k, str):
+                out.append(_dumps_str(str.__str__(k)))
+            else:
+                out.append(_dumps_str(_key_text(k)))
             out.append(":")
-            _write_fast(v, out)
+            tv = type(v)
+            if tv is str:
+                out.append(_dumps_str(v))
+            elif tv is int:
+                out.append(str(v))
+            elif tv is bool:
+                out.append("true" if v else "false")
+            else:
+                _write_fast(v, out)
         out.append("}")
-    elif isinstance(obj, (list, tuple, set, frozenset)):
+    elif t is list or t is tuple or t is set or t is frozenset:
         out.append("[")
         first = True
         for v in obj:
-            if not first:
+            if first:
+                first = False
+            else:
                 out.append(",")
-            first = False
             _write_fast(v, out)
         out.append("]")
-    elif obj is None or isinstance(obj, (bool, int, float)):
+    elif t is int:
+        out.append(str(obj))
+    elif obj is None or t is bool or t is float:
         out.append(orjson.dumps(obj).decode("ascii"))
-    elif isinstance(obj, enum.Enum):
-        out.append(orjson.dumps(obj.name).decode("utf-8"))
-    elif hasattr(obj, "to_obj"):
-        _write_fast(obj.to_obj(), out)
     else:
-        out.append(orjson.dumps(_plain(obj, False)).decode("utf-8"))
+        _write_fast(_plain_other(obj, lambda x: x), out)
+
+
+def _dumps_str(s: str) -> str:
+    return orjson.dumps(s).decode("utf-8")
