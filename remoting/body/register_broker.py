@@ -23,7 +23,7 @@ __all__ = ["RegisterBrokerBody"]
 _I32 = struct.Struct(">i")
 # A register body is at most a few MiB even for tens of thousands of topics;
 # cap inflation so a zlib bomb cannot exhaust memory.
-MAX_INFLATED = 256 * 1024 * 1024
+MAX_INFLATED = 64 * 1024 * 1024
 
 
 @dataclass(slots=True)

@@ -413,3 +413,45 @@ def test_corrupt_kv_file_refuses_to_start_and_keeps_the_file(tmp_path):
     r = run_cli("-c", str(conf))
     assert r.returncode != 0 and "cannot load KV config" in r.stderr
     assert kv.read_text() == "{broken"
+
+
+async def test_many_brokers_register_concurrently_and_half_disconnect(namesrv):
+    n = 40
+    brokers = [RemotingClient() for _ in range(n)]
+    try:
+        cmds = [
+            register_cmd(
+                name=f"b{i}",
+                addr=f"127.0.1.{i}:10911",
+                cluster=f"C{i % 4}",
+                topics=(("Shared", 2), (f"Own{i}", 1)),
+            )
+            for i in range(n)
+        ]
+        resps = await asyncio.gather(
+            *(b.invoke(namesrv.addr, c, timeout=10) for b, c in zip(brokers, cmds, strict=True))
+        )
+        assert all(r.code == ResponseCode.SUCCESS for r in resps)
+        async with RemotingClient() as admin:
+            route = TopicRouteData.from_json((await get_route(admin, namesrv, "Shared")).body)
+            assert len(route.brokerDatas) == n and len(route.queueDatas) == n
+            await asyncio.gather(*(b.close() for b in brokers[::2]))
+
+            async def half_left():
+                r = await get_route(admin, namesrv, "Shared")
+                names = {b.brokerName for b in TopicRouteData.from_json(r.body).brokerDatas}
+                return names == {f"b{i}" for i in range(1, n, 2)}
+
+            await async_wait_until(half_left, timeout=10, what="closed brokers removed")
+            ci = ClusterInfo.from_json(
+                (
+                    await admin.invoke(
+                        namesrv.addr, RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO)
+                    )
+                ).body
+            )
+            assert sorted(ci.clusterAddrTable) == ["C1", "C3"]
+            assert (await get_route(admin, namesrv, "Own0")).code == ResponseCode.TOPIC_NOT_EXIST
+            assert (await get_route(admin, namesrv, "Own1")).code == ResponseCode.SUCCESS
+    finally:
+        await asyncio.gather(*(b.close() for b in brokers))
