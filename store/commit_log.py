@@ -447,7 +447,8 @@ class CommitLog:
 
     def get_message(self, offset: int, size: int) -> memoryview | None:
         """``size`` bytes at ``offset`` (one record), or None when not readable."""
-        mf = self.mapped_file_queue.find_mapped_file_by_offset(offset, offset == 0)
+        # never fall back to the first file (RocketMQ does for offset 0): the record must be in its own file
+        mf = self.mapped_file_queue.find_mapped_file_by_offset(offset)
         if mf is None:
             return None
         return mf.select(offset % self.file_size, size)
