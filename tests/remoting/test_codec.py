@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 
 import pytest
@@ -339,3 +340,36 @@ def test_command_helpers():
     assert resp.ext_fields == {"msgId": "X"} and resp.remark == "ok"
     assert not req.is_oneway and req.mark_oneway().is_oneway
     assert RemotingCommand.request(1, oneway=True).flag == 2
+
+
+def test_fuzz_any_input_parses_or_raises_remote_protocol_error():
+    """h11's invariant: mutated frames either decode or raise RemoteProtocolError, nothing else."""
+    import random
+
+    rnd = random.Random(20240607)
+    seeds = [encode_bytes(c) for c in _frames()] + [GOLDEN_JSON_REQUEST, GOLDEN_BINARY_REQUEST, GOLDEN_BINARY_RESPONSE]
+    outcomes = {"ok": 0, "error": 0}
+    for _ in range(int(os.environ.get("FUZZ_ROUNDS", "3000"))):
+        data = bytearray(rnd.choice(seeds))
+        for _ in range(rnd.randint(1, 4)):
+            op = rnd.randrange(3)
+            pos = rnd.randrange(len(data))
+            if op == 0:
+                data[pos] ^= 1 << rnd.randrange(8)
+            elif op == 1:
+                data[pos:pos] = bytes(rnd.randrange(256) for _ in range(rnd.randint(1, 8)))
+            else:
+                del data[pos : pos + rnd.randint(1, 8)]
+        d = FrameDecoder(max_frame_size=1 << 20)
+        try:
+            pos = 0
+            while pos < len(data):
+                n = rnd.randint(1, 64)
+                for cmd in d.feed(bytes(data[pos : pos + n])):
+                    assert isinstance(cmd, RemotingCommand)
+                pos += n
+            outcomes["ok"] += 1
+        except RemoteProtocolError as e:
+            assert e.__cause__ is None, f"internal error re-typed at the boundary: {e.__cause__!r}"
+            outcomes["error"] += 1
+    assert outcomes["ok"] and outcomes["error"]  # both paths exercised
