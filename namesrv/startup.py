@@ -89,7 +89,10 @@ async def serve(config: NamesrvConfig) -> int:
         print(f"{PROG}: {e}", file=sys.stderr)
         await controller.stop(grace=0)
         return 1
-    print(f"The Name Server boot success. listening on {config.bindAddress}:{controller.port}", flush=True)
+    print(
+        f"The Name Server boot success. serializeType=JSON, listening on {config.bindAddress}:{controller.port}",
+        flush=True,
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

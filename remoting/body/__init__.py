@@ -7,7 +7,7 @@ alphabetical order and ``None`` fields omitted, as fastjson writes beans),
 ``from_json(data) -> instance``. See :mod:`remoting.fastjson` for the two
 JSON styles.
 
-Modules: :mod:`.topic_config` (DataVersion, TopicConfig,
+NameServer beans: :mod:`.topic_config` (DataVersion, TopicConfig,
 TopicConfigSerializeWrapper), :mod:`.register_broker` (RegisterBrokerBody,
 plain and compressed), :mod:`.route` (QueueData, BrokerData, TopicRouteData),
 :mod:`.cluster` (ClusterInfo, TopicList), :mod:`.kv` (KVTable,

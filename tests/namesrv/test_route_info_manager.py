@@ -195,3 +195,14 @@ def test_register_topic_only_for_known_brokers():
     reg(m)
     m.register_topic("NEW", [QueueData("broker-a", 2, 2, 6), QueueData("ghost", 1, 1, 6)])
     assert list(m.topic_queue_table["NEW"]) == ["broker-a"]
+
+
+def test_closing_a_stale_channel_after_reconnect_keeps_the_broker():
+    m = RouteInfoManager()
+    old, new = object(), object()
+    reg(m, ch=old)
+    reg(m, ch=new)  # the broker reconnected and registered again
+    assert m.on_channel_destroy("127.0.0.1:50000", old) == []
+    assert m.pickup_topic_route_data("T1") is not None
+    assert m.on_channel_destroy("127.0.0.1:50001", new) == ["10.0.0.1:10911"]
+    assert m.pickup_topic_route_data("T1") is None
