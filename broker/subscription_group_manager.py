@@ -88,9 +88,14 @@ class SubscriptionGroupManager(ConfigManager):
 
     def decode(self, tree: Any) -> None:
         wrapper = SubscriptionGroupWrapper.from_obj(tree)
+        # The file's order first (so a re-persist reproduces it), then defaults it lacks.
+        table: dict[str, SubscriptionGroupConfig] = {}
         for name, sgc in wrapper.subscriptionGroupTable.items():
             if topic_validator.validate_group(name) is not None:
                 log.warning("ignoring group with an illegal name in %s: %r", self.path, name)
                 continue
-            self.table[name] = sgc
+            table[name] = sgc
+        for name, sgc in self.table.items():
+            table.setdefault(name, sgc)
+        self.table = table
         self.data_version.assign_from(wrapper.dataVersion)

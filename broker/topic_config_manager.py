@@ -164,10 +164,15 @@ class TopicConfigManager(ConfigManager):
 
     def decode(self, tree: Any) -> None:
         wrapper = TopicConfigSerializeWrapper.from_obj(tree)
+        # The file's order first (so a re-persist reproduces it), then system topics it lacks.
+        table: dict[str, TopicConfig] = {}
         for name, tc in wrapper.topicConfigTable.items():
             if topic_validator.validate_topic(name) is not None:
                 log.warning("ignoring topic with an illegal name in %s: %r", self.path, name)
                 continue
-            self.table[name] = tc
+            table[name] = tc
+        for name, tc in self.table.items():
+            table.setdefault(name, tc)
+        self.table = table
         self.data_version.assign_from(wrapper.dataVersion)
 
