@@ -80,9 +80,7 @@ async def test_restart_keeps_topics_groups_offsets_and_messages(broker_factory):
         h = {"topic": "DurT", "defaultTopic": "TBW102", "readQueueNums": 2, "writeQueueNums": 2, "perm": 6,
              "topicFilterType": "SINGLE_TAG", "order": "false"}
         assert (await call(c, addr, RequestCode.UPDATE_AND_CREATE_TOPIC, h)).code == ResponseCode.SUCCESS
-        import pytest
-
-from remoting.body.subscription_group import SubscriptionGroupConfig
+        from remoting.body.subscription_group import SubscriptionGroupConfig
 
         body = SubscriptionGroupConfig(groupName="gDur", retryMaxTimes=5).to_json()
         assert (await call(c, addr, RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=body)).code == 0
