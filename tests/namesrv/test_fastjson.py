@@ -13,7 +13,7 @@ from remoting.fastjson import JSONDecodeError, ObjectKey
 GOLDEN = (
     Path(__file__).resolve().parents[3] / "shared" / "testdata" / "rocketmq-4.9.7-store" / "store" / "config"
 )
-if not GOLDEN.exists():  # checkout beside /work/shared or elsewhere
+if not GOLDEN.exists():  # the shared test data lives beside the checkout; absent elsewhere
     GOLDEN = Path("/nonexistent")
 
 
