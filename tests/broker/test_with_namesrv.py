@@ -1,0 +1,69 @@
+"""Broker + NameServer processes: registration, auto-created topic routes, unregistration on shutdown."""
+
+from __future__ import annotations
+
+from remoting.body.route import TopicRouteData
+from remoting.client import RemotingClient
+from remoting.codes import RequestCode, ResponseCode
+from tests.broker.helpers import call, send
+from tests.support import async_wait_until, free_port
+
+
+def start_namesrv(procs, tmp_path):
+    port = free_port()
+    conf = tmp_path / "namesrv.conf"
+    conf.write_text(
+        f"listenPort={port}\nkvConfigPath={tmp_path / 'ns' / 'kvConfig.json'}\n"
+        f"configStorePath={tmp_path / 'ns' / 'namesrv.properties'}\n"
+    )
+    p = procs.start("namesrv", ["mqnamesrv", "-c", str(conf)])
+    p.wait_port(port)
+    return f"127.0.0.1:{port}"
+
+
+async def route(c: RemotingClient, ns: str, topic: str):
+    r = await call(c, ns, RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})
+    return TopicRouteData.from_json(r.body) if r.code == ResponseCode.SUCCESS else None
+
+
+async def test_route_contains_broker_and_auto_created_topic(procs, tmp_path, broker_factory):
+    ns = start_namesrv(procs, tmp_path)
+    b = broker_factory("nsb", namesrvAddr=ns)
+    async with RemotingClient() as c:
+        # registered at start: TBW102 is routable to this broker (what the Java producer looks up)
+        rd = await async_wait_until(lambda: route(c, ns, "TBW102"), 10, what="TBW102 route")
+        assert rd.brokerDatas[0].brokerName == "nsb"
+        assert rd.brokerDatas[0].brokerAddrs[0] == b.addr
+        qd = rd.queueDatas[0]
+        assert qd.perm == 7 and qd.readQueueNums == 8
+        assert await route(c, ns, "NsAutoT") is None
+        # a send through TBW102 creates the topic and registers at once (not after 30 s)
+        r = await send(c, b.addr, "NsAutoT", b"x", queue_nums=4)
+        assert r.code == ResponseCode.SUCCESS
+        rd = await async_wait_until(lambda: route(c, ns, "NsAutoT"), 5, what="auto-created topic route")
+        assert rd.queueDatas[0].writeQueueNums == 4 and rd.queueDatas[0].perm == 6
+        # UPDATE_AND_CREATE_TOPIC too
+        h = {"topic": "NsAdmT", "defaultTopic": "TBW102", "readQueueNums": 2, "writeQueueNums": 2, "perm": 6,
+             "topicFilterType": "SINGLE_TAG", "order": "false"}
+        assert (await call(c, b.addr, RequestCode.UPDATE_AND_CREATE_TOPIC, h)).code == ResponseCode.SUCCESS
+        await async_wait_until(lambda: route(c, ns, "NsAdmT"), 5, what="created topic route")
+    # graceful stop unregisters the broker: its topics leave the routes
+    assert b.stop() == 0
+    async with RemotingClient() as c:
+        assert await route(c, ns, "NsAutoT") is None
+
+
+async def test_broker_without_write_perm_advertises_it(procs, tmp_path, broker_factory):
+    ns = start_namesrv(procs, tmp_path)
+    b = broker_factory("ro", namesrvAddr=ns, brokerPermission=4)
+    async with RemotingClient() as c:
+        rd = await async_wait_until(lambda: route(c, ns, "TBW102"), 10, what="route")
+        assert rd.queueDatas[0].perm == 4
+        r = await call(c, b.addr, RequestCode.UPDATE_BROKER_CONFIG, body=b"brokerPermission=6\n")
+        assert r.code == ResponseCode.SUCCESS
+
+        async def writable():
+            rd = await route(c, ns, "TBW102")
+            return rd is not None and rd.queueDatas[0].perm == 7
+
+        await async_wait_until(writable, 5, what="perm re-registered")
