@@ -60,7 +60,8 @@ _JAVA_TRIM = "".join(chr(i) for i in range(0x21))
 
 
 def _parse_integral(s: str, lo: int, hi: int, what: str) -> int:
-    if _INT_RE.match(s) is None:
+    # str.isdecimal() is Unicode Nd, the digits Java's Character.digit(c, 10) takes
+    if not s.isdecimal() and _INT_RE.match(s) is None:
         raise EvaluationError(f"For input string: {s!r} ({what})")
     v = int(s)
     if v < lo or v > hi:
@@ -80,6 +81,17 @@ def parse_java_long(s: str) -> int:
 
 def parse_java_double(s: str) -> float:
     """``Double.valueOf(String)``; raises EvaluationError like NumberFormatException."""
+    if s.isascii() and "_" not in s:
+        # Fast path: for ASCII text without '_' Python's float() accepts what Java
+        # accepts, except the NaN/Infinity spellings (checked below) and the
+        # forms float() refuses (suffix, hex: handled by the full grammar).
+        try:
+            v = float(s)
+        except ValueError:
+            pass
+        else:
+            if v - v == 0.0:  # finite
+                return v
     t = s.strip(_JAVA_TRIM)
     if _DOUBLE_RE.match(t) is None:
         raise EvaluationError(f"For input string: {s!r} (Double)")

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import struct
 
-from common.message import MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, MessageSysFlag, string_to_properties
+from common.message import MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, MessageSysFlag
 
-__all__ = ["RecordDecodeError", "decode_record_properties"]
+__all__ = ["RecordDecodeError", "decode_record_properties", "parse_properties_string"]
 
 _I32 = struct.Struct(">i")
 _I16 = struct.Struct(">H")
@@ -58,7 +58,22 @@ def decode_record_properties(buf, offset: int = 0) -> dict[str, str]:
             raise RecordDecodeError(f"record lengths do not add up at {offset}")
         if props_len == 0:
             return {}
-        text = bytes(buf[p : p + props_len]).decode("utf-8", errors="replace")
+        text = str(memoryview(buf)[p : p + props_len], "utf-8", "replace")
     except (struct.error, IndexError, TypeError) as e:
         raise RecordDecodeError(f"malformed record at {offset}: {e}") from None
-    return string_to_properties(text)
+    return parse_properties_string(text)
+
+
+def parse_properties_string(text: str) -> dict[str, str]:
+    """MessageDecoder.string2messageProperties: ``k\x01v`` entries split by ``\x02``.
+
+    An entry is kept only with a non-empty key and a non-empty value (its
+    first ``\x01`` neither first nor last); later duplicates win. Same rules
+    as common.message.string_to_properties, written for the filter hot path.
+    """
+    out: dict[str, str] = {}
+    for item in text.split("\x02"):
+        k, _sep, v = item.partition("\x01")
+        if k and v:
+            out[k] = v
+    return out
