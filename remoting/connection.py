@@ -284,6 +284,9 @@ class Connection(asyncio.Protocol):
             resp = task.result()
             if resp is None:
                 return
+            if not isinstance(resp, RemotingCommand):
+                log.error("%s: handler for code %s returned %r", self._endpoint.name, req.code, resp)
+                resp = _error_response(_SYSTEM_ERROR, "handler returned no command")
         if req.flag & RPC_ONEWAY:
             return
         self._write(self._encode_response(req, resp))

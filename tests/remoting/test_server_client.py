@@ -238,3 +238,14 @@ async def test_invoke_async_callback(server, client, addr):
         client.invoke_async(addr, RemotingCommand.request(1, body=bytes([i])), 3, lambda r, e: got.append((r, e)))
     await async_wait_until(lambda: len(got) == 3, 5)
     assert sorted(r.body for r, e in got) == [b"\x00", b"\x01", b"\x02"] and all(e is None for _, e in got)
+
+
+async def test_handler_returning_garbage_gets_system_error(server, client, addr):
+    async def bad_async(req, conn):
+        return {"not": "a command"}
+
+    server.register_processor(1, lambda req, conn: 42)
+    server.register_processor(2, bad_async)
+    for code in (1, 2):
+        resp = await client.invoke(addr, RemotingCommand.request(code), 3)
+        assert resp.code == ResponseCode.SYSTEM_ERROR and resp.remark == "handler returned no command"
