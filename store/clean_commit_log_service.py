@@ -25,14 +25,18 @@ every ``cleanResourceInterval`` ms (first run after 60 s), then
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from common.util import now_ms as _wall_ms
+
 __all__ = [
     "CleanCommitLogService",
+    "clean_files_periodically",
     "disk_partition_used_ratio",
     "is_it_time_to_do",
     "MAX_MANUAL_DELETE_FILE_TIMES",
@@ -246,3 +250,35 @@ class CleanCommitLogService:
         if retry is None:
             return False
         return bool(retry(int(getattr(self.config, "destroyMapedFileIntervalForcibly", 120000))))
+
+
+async def clean_files_periodically(
+    commit_log_cleaner: CleanCommitLogService,
+    consume_queue_cleaner: Any | None,
+    interval_ms: int,
+    *,
+    first_delay_ms: int = 60_000,
+    clock: Callable[[], int] = _wall_ms,
+) -> None:
+    """RocketMQ's ``cleanFilesPeriodically``: every ``interval_ms`` (``cleanResourceInterval``),
+    after ``first_delay_ms``, run the CommitLog cleanup in the default executor (it may pause
+    between deletions) and then the ConsumeQueue/index cleanup on the loop.
+
+    Runs until cancelled; a store adds ``lambda: clean_files_periodically(...)`` to its services.
+    """
+    loop = asyncio.get_running_loop()
+    await asyncio.sleep(max(0, first_delay_ms) / 1000.0)
+    while True:
+        try:
+            await loop.run_in_executor(None, commit_log_cleaner.run_once, clock())
+            if consume_queue_cleaner is not None:
+                runner = getattr(consume_queue_cleaner, "run_once_async", None)
+                if runner is not None:
+                    await runner(clock())
+                else:
+                    consume_queue_cleaner.run_once(clock())
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("periodic file cleanup failed")
+        await asyncio.sleep(max(1, interval_ms) / 1000.0)

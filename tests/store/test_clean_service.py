@@ -214,3 +214,33 @@ async def test_consume_queue_cleanup_async_pauses_between_queues(tmp_path):
         assert names(tmp_path / "consumequeue" / "T" / str(qid)) == [80]
         assert queues[qid].get_min_offset_in_queue() == 5
     assert await svc.run_once_async() == 0
+
+
+async def test_clean_files_periodically(tmp_path):
+    import asyncio
+
+    from store.clean_commit_log_service import clean_files_periodically
+    from tests.support import async_wait_until
+
+    cl = tmp_path / "commitlog"
+    make_files(cl, 4, [100, 100, 100, 1])
+    q = open_queue(cl)
+    cfg = config(tmp_path, deleteWhen="04")
+    cleaner = CleanCommitLogService(cfg, q, disk_usage=Probe())
+    seen = []
+
+    class CQ:
+        async def run_once_async(self, now_ms):
+            seen.append(now_ms)
+            return 0
+
+    task = asyncio.get_running_loop().create_task(
+        clean_files_periodically(cleaner, CQ(), 10, first_delay_ms=0, clock=lambda: local_ms(4))
+    )
+    try:
+        await async_wait_until(lambda: names(cl) == [3 * FILE_SIZE] and len(seen) >= 2, what="periodic cleanup")
+        assert seen[0] == local_ms(4)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
