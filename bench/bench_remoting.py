@@ -4,7 +4,7 @@ Prints requests/s and p50/p99 latency for 1, 16 and 128 requests in flight
 (1 KiB body each way). Bounded in count and time. Usage::
 
     .venv/bin/python bench/bench_remoting.py [--inflight 1,16,128] [--seconds 3] [--max-requests 400000]
-        [--body 1024] [--mode coro|callback] [--loop uvloop|asyncio] [--codec]
+        [--body 1024] [--mode coro|callback] [--loop uvloop|asyncio] [--repeat N] [--codec]
 
 ``--codec`` also runs an in-process micro benchmark of the frame codec
 (struct hot path vs the construct declarations).
@@ -203,6 +203,7 @@ def main() -> None:
     ap.add_argument("--mode", choices=["coro", "callback"], default="coro")
     ap.add_argument("--loop", choices=["uvloop", "asyncio"], default="uvloop")
     ap.add_argument("--codec", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per level; the best req/s is printed")
     args = ap.parse_args()
 
     if args.codec:
@@ -226,7 +227,11 @@ def main() -> None:
         )
         with asyncio.Runner(loop_factory=_loop_factory(args.loop)) as r:
             for level in (int(x) for x in args.inflight.split(",")):
-                res = r.run(run_level(addr, level, args.seconds, args.max_requests, body, args.mode, proc.pid))
+                runs = [
+                    r.run(run_level(addr, level, args.seconds, args.max_requests, body, args.mode, proc.pid))
+                    for _ in range(max(1, args.repeat))
+                ]
+                res = max(runs, key=lambda x: x["rps"])
                 print(
                     f"{res['inflight']:>8} {res['requests']:>9} {res['rps']:>10.0f} {res['p50_us']:>9.1f} "
                     f"{res['p99_us']:>9.1f} {res['mean_us']:>9.1f} {res['client_cpu_us']:>15.1f} "
