@@ -192,6 +192,11 @@ def build_message_filter(
 ) -> ExpressionMessageFilter:
     """The MessageFilter for one pull.
 
+    ``consumer_filter_data`` is the registered filter of the group (from
+    ConsumerFilterManager.get, or parse_pull_subscription); when it is None
+    for a SQL92 subscription, the subscription's expression is compiled here
+    and FilterParseError is raised if it is invalid (SUBSCRIPTION_PARSE_FAILED).
+
     Raises FilterNotSupportedError (a FilterParseError; answer SYSTEM_ERROR
     "The broker does not support consumer to filter message by SQL92") for a
     non-TAG subscription when ``enable_property_filter`` is off.
@@ -203,6 +208,20 @@ def build_message_filter(
     ):
         raise FilterNotSupportedError(
             f"The broker does not support consumer to filter message by {subscription_data.expressionType}"
+        )
+    if (
+        consumer_filter_data is None
+        and subscription_data is not None
+        and not ExpressionType.is_tag_type(subscription_data.expressionType)
+    ):
+        # No registered filter data given: compile the subscription's own expression
+        # (cached), so a SQL92 pull still filters and a bad expression is reported.
+        consumer_filter_data = build_consumer_filter_data(
+            subscription_data.topic,
+            "",
+            subscription_data.subString,
+            subscription_data.expressionType,
+            subscription_data.subVersion,
         )
     cls = ExpressionForRetryMessageFilter if filter_support_retry else ExpressionMessageFilter
     return cls(subscription_data, consumer_filter_data, consumer_filter_manager)

@@ -25,7 +25,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 __all__ = ["FilterParseError", "parse_selector", "GRAMMAR", "RESERVED_WORDS", "MAX_EXPRESSION_LENGTH"]
 
 
-class FilterParseError(Exception):
+class FilterParseError(ValueError):
     """The expression is not valid; the message says where and why (SUBSCRIPTION_PARSE_FAILED remark)."""
 
 

@@ -120,9 +120,22 @@ def test_sql_requires_enable_property_filter():
     assert isinstance(build_message_filter(build_subscription_data("T", "TagA")), ExpressionMessageFilter)
 
 
-def test_sql_without_filter_data_matches():
+def test_sql_without_filter_data_compiles_the_subscription():
     sub = build_subscription_data("T", "a > 5", "SQL92")
     f = build_message_filter(sub, None, enable_property_filter=True)
+    assert not f.is_matched_by_commit_log(None, {"a": "1"})
+    assert f.is_matched_by_commit_log(None, {"a": "6"})
+    with pytest.raises(FilterParseError, match="unexpected end of expression"):
+        build_message_filter(build_subscription_data("T", "a >", "SQL92"), None, enable_property_filter=True)
+
+
+def test_sql_with_filter_data_without_expression_matches():
+    # RocketMQ: filter data that has no compiled expression filters nothing
+    from broker.filter import ConsumerFilterData
+
+    sub = build_subscription_data("T", "a > 5", "SQL92")
+    data = ConsumerFilterData(consumerGroup="g", topic="T", expression=None, expressionType="SQL92")
+    f = build_message_filter(sub, data, enable_property_filter=True)
     assert f.is_matched_by_commit_log(None, {"a": "1"})
 
 
