@@ -5,7 +5,8 @@ Commands::
     mqstore commitlog <dir> [--from OFFSET] [--count N] [--verify]
     mqstore consumequeue <dir> [--from INDEX] [--count N]
     mqstore index <file> [--hash-slots N --index-num M] [--slots]
-    mqstore check <storeRoot> [--commitlog DIR] [--delay-levels "1s 5s ..."] [--no-crc] [--strict]
+    mqstore check [<storeRoot>] [-c broker.conf] [--commitlog DIR] [--delay-levels "1s 5s ..."]
+                  [--hash-slots N --index-num M] [--no-crc] [--strict]
 
 ``commitlog`` lists records (one aligned line each), ``--verify`` checks each body
 CRC; ``consumequeue`` lists the 20-byte units of one ``consumequeue/<topic>/<queueId>``
@@ -403,8 +404,36 @@ def cmd_index(args) -> int:
     return 0
 
 
+def _apply_conf(args) -> None:
+    """Fill unset check options from a broker .conf file (``-c``)."""
+    from common.config import ConfigError, apply_properties, load_properties_file
+    from store.config import MessageStoreConfig
+
+    try:
+        props = load_properties_file(args.conf)
+        conf = apply_properties(MessageStoreConfig(), props)
+    except (OSError, ConfigError) as e:
+        raise StoreError(f"{args.conf}: {e}") from None
+    if args.root is None and "storePathRootDir" in props:
+        args.root = conf.storePathRootDir
+    if args.commitlog is None and props.get("storePathCommitLog"):
+        args.commitlog = conf.storePathCommitLog
+    if args.delay_levels is None and "messageDelayLevel" in props:
+        args.delay_levels = conf.messageDelayLevel
+    if args.hash_slots is None and args.index_num is None:
+        args.hash_slots, args.index_num = conf.maxHashSlotNum, conf.maxIndexNum
+
+
 def cmd_check(args) -> int:
+    if args.conf:
+        _apply_conf(args)
+    if args.delay_levels is None:
+        args.delay_levels = DEFAULT_DELAY_LEVELS
+    if (args.hash_slots is None) != (args.index_num is None):
+        raise StoreError("give both --hash-slots and --index-num, or neither")
     root = args.root
+    if root is None:
+        raise StoreError("no store root: give <storeRoot> or a -c file with storePathRootDir")
     if not os.path.isdir(root):
         raise StoreError(f"{root}: not a directory")
     cl_dir = args.commitlog or os.path.join(root, "commitlog")
@@ -557,9 +586,10 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--slots", action="store_true", help="also print the non-empty hash slots")
     i.set_defaults(func=cmd_index)
     k = sub.add_parser("check", help="verify a whole store")
-    k.add_argument("root", help="storePathRootDir")
+    k.add_argument("root", nargs="?", help="storePathRootDir (default: the -c file's)")
+    k.add_argument("-c", "--conf", help="broker .conf: store paths, messageDelayLevel, index geometry")
     k.add_argument("--commitlog", help="CommitLog dir when not <root>/commitlog")
-    k.add_argument("--delay-levels", default=DEFAULT_DELAY_LEVELS, help="messageDelayLevel of the broker")
+    k.add_argument("--delay-levels", help="messageDelayLevel of the broker (default: RocketMQ's)")
     k.add_argument("--hash-slots", type=int)
     k.add_argument("--index-num", type=int)
     k.add_argument("--no-crc", action="store_true", help="skip body CRC checks")

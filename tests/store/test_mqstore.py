@@ -135,3 +135,20 @@ def test_check_fails_on_index_entry_with_foreign_key_hash(store):
     r = mqstore("check", str(store))
     assert r.returncode == 1
     assert "index/20261122035336558 entry 7: keyHash 12345 is none of the keys of the record @1106" in r.stderr
+
+
+def test_check_with_broker_conf(store, tmp_path):
+    conf = tmp_path / "broker.conf"
+    conf.write_text(
+        f"brokerClusterName=GoldenCluster\nstorePathRootDir={store}\nmappedFileSizeCommitLog=262144\n"
+        "maxIndexNum=400\nmaxHashSlotNum=100\n"
+    )
+    r = mqstore("check", "-c", str(conf))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "OK: 1488 records, 1488 consume-queue units, 8 index files checked" in r.stdout
+    # a wrong delay table changes the expected tags code of SCHEDULE_TOPIC_XXXX units
+    conf.write_text(conf.read_text() + "messageDelayLevel=2s 5s 10s 30s\n")
+    r = mqstore("check", "-c", str(conf))
+    assert r.returncode == 1 and "consumequeue/SCHEDULE_TOPIC_XXXX/0 unit 0" in r.stderr
+    r = mqstore("check")
+    assert r.returncode == 2 and "no store root" in r.stderr
