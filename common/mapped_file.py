@@ -71,14 +71,22 @@ class MappedFile:
             raise MappedFileError(f"mapped file name is not an offset: {path}")
         self.file_from_offset = int(self.file_name)
         self.file_size = file_size
-        flags = os.O_RDWR | (os.O_CREAT if create else 0)
-        fd = os.open(path, flags, 0o644)
+        if create and not os.path.exists(path):
+            # Created under a temporary name and renamed once it has its full size, so a
+            # crash never leaves a short file (which would abort the next start-up).
+            tmp = path + ".creating"
+            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.ftruncate(fd, file_size)  # sparse: reads as zeros, blocks allocated on write
+                os.rename(tmp, path)
+            except BaseException:
+                os.close(fd)
+                raise
+        else:
+            fd = os.open(path, os.O_RDWR)
         try:
             size = os.fstat(fd).st_size
-            if size == 0 and create:
-                # Sparse preallocation: reads as zeros, blocks are allocated on write.
-                os.ftruncate(fd, file_size)
-            elif size != file_size:
+            if size != file_size:
                 raise MappedFileError(f"{path}: size {size} differs from the configured {file_size}")
             self.mm = mmap.mmap(fd, file_size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         except BaseException:
@@ -243,6 +251,11 @@ class MappedFileQueue:
             if not os.path.isfile(path):
                 continue
             size = os.path.getsize(path)
+            if size == 0 and name == names[-1]:
+                # an empty last file holds no data (interrupted creation by an older writer)
+                log.warning("removing empty mapped file %s", path)
+                os.unlink(path)
+                continue
             if size != self.mapped_file_size:
                 log.error("%s length %d does not match the configured file size %d", path, size,
                           self.mapped_file_size)
