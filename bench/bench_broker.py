@@ -1,0 +1,207 @@
+"""Broker benchmark: a real bin/mqbroker process driven over loopback by several client processes.
+
+Prints (never asserts):
+
+* start-up time: process start -> accepting connections;
+* sends/s and p50/p99 latency, 1 KiB messages, 16 and 64 concurrent senders spread over client processes;
+* batch sends (16 messages per request);
+* pull throughput draining the backlog;
+* end-to-end latency send -> long-poll delivery at a fixed rate (default 5,000 msgs/s);
+* broker anonymous memory (RssAnon) at idle and the peak under load.
+
+Bounded in time and count. Usage::
+
+    .venv/bin/python bench/bench_broker.py [--seconds 5] [--procs 4] [--body 1024] [--e2e-rate 5000]
+        [--flush ASYNC_FLUSH|SYNC_FLUSH] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from bench import broker_load  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+def rss_anon_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class RssSampler(threading.Thread):
+    """Samples the broker's RssAnon every 100 ms; ``peak`` is the maximum seen."""
+
+    def __init__(self, pid: int):
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak = 0
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while not self._halt.wait(0.1):
+            self.peak = max(self.peak, rss_anon_kib(self.pid))
+
+    def stop(self) -> int:
+        self._halt.set()
+        self.join(1)
+        return self.peak
+
+
+def pct(values: list[int], p: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * p))] / 1000.0
+
+
+def start_broker(workdir: str, flush: str, extra: dict[str, str]) -> tuple[subprocess.Popen, int, float]:
+    port = free_port()
+    props = {
+        "brokerClusterName": "BenchCluster",
+        "brokerName": "bench-broker",
+        "listenPort": str(port),
+        "brokerIP1": "127.0.0.1",
+        "storePathRootDir": os.path.join(workdir, "store"),
+        "flushDiskType": flush,
+        **extra,
+    }
+    conf = os.path.join(workdir, "broker.conf")
+    with open(conf, "w") as f:
+        f.write("".join(f"{k}={v}\n" for k, v in props.items()))
+    log = open(os.path.join(workdir, "broker.log"), "wb")
+    t0 = time.monotonic()
+    p = subprocess.Popen([os.path.join(ROOT, "bin", "mqbroker"), "-c", conf], stdout=log, stderr=subprocess.STDOUT,
+                         cwd=ROOT)
+    deadline = t0 + 30
+    while not port_open(port):
+        if p.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"broker did not start, see {workdir}/broker.log")
+        time.sleep(0.005)
+    return p, port, time.monotonic() - t0
+
+
+def create_topic(addr: str, topic: str, queues: int) -> None:
+    import asyncio
+
+    from remoting.client import RemotingClient
+    from remoting.codes import RequestCode
+    from remoting.command import RemotingCommand
+
+    async def go():
+        async with RemotingClient() as c:
+            h = {"topic": topic, "defaultTopic": "TBW102", "readQueueNums": queues, "writeQueueNums": queues,
+                 "perm": 6, "topicFilterType": "SINGLE_TAG", "order": "false"}
+            r = await c.invoke(addr, RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, h), 5)
+            assert r.code == 0, r.remark
+
+    asyncio.run(go())
+
+
+def send_round(pool, addr, topic, total_senders, procs, seconds, body, batch, queues, max_ops):
+    per = max(1, total_senders // procs)
+    args = [(addr, topic, per, seconds, max_ops // procs, body, batch, queues, w) for w in range(procs)]
+    results = pool.starmap(broker_load.run_senders, args)
+    lat = [x for r in results for x in r["lat"]]
+    elapsed = max(r["elapsed"] for r in results)
+    msgs = sum(r["msgs"] for r in results)
+    errors = sum(r["errors"] for r in results)
+    codes: dict[int, int] = {}
+    for r in results:
+        for k, v in r["codes"].items():
+            codes[k] = codes.get(k, 0) + v
+    return {"requests": len(lat), "msgs": msgs, "elapsed": elapsed, "p50": pct(lat, 0.5), "p99": pct(lat, 0.99),
+            "errors": errors, "codes": codes}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=5.0, help="duration of each send round")
+    ap.add_argument("--procs", type=int, default=4, help="client processes per round")
+    ap.add_argument("--body", type=int, default=1024)
+    ap.add_argument("--e2e-rate", type=int, default=5000)
+    ap.add_argument("--e2e-seconds", type=float, default=4.0)
+    ap.add_argument("--max-ops", type=int, default=2_000_000, help="cap on requests per round")
+    ap.add_argument("--flush", default="ASYNC_FLUSH", choices=["ASYNC_FLUSH", "SYNC_FLUSH"])
+    ap.add_argument("--keep", action="store_true", help="keep the store directory")
+    args = ap.parse_args()
+
+    workdir = tempfile.mkdtemp(prefix="bench-broker-")
+    broker, port, start_s = start_broker(workdir, args.flush, {})
+    addr = f"127.0.0.1:{port}"
+    print(f"broker start -> accepting connections: {start_s * 1000:.0f} ms")
+    idle_rss = rss_anon_kib(broker.pid)
+    topic, queues = "BenchTopic", 8
+    create_topic(addr, topic, queues)
+    create_topic(addr, "BenchE2E", 1)
+    sampler = RssSampler(broker.pid)
+    sampler.start()
+    ctx = mp.get_context("fork")
+    try:
+        with ctx.Pool(args.procs) as pool:
+            for senders in (16, 64):
+                r = send_round(pool, addr, topic, senders, args.procs, args.seconds, args.body, 1, queues, args.max_ops)
+                print(f"send 1 KiB, {senders:3d} senders / {args.procs} procs: {r['msgs'] / r['elapsed']:9.0f} msgs/s  "
+                      f"p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms  errors {r['errors']} {r['codes'] or ''}")
+            r = send_round(pool, addr, topic, 16, args.procs, args.seconds, args.body, 16, queues, args.max_ops // 16)
+            print(f"batch x16, 16 senders / {args.procs} procs:   {r['msgs'] / r['elapsed']:9.0f} msgs/s  "
+                  f"({r['requests'] / r['elapsed']:.0f} req/s)  p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms  "
+                  f"errors {r['errors']}")
+            halves = [list(range(queues))[i::2] for i in range(2)]
+            res = pool.starmap(broker_load.run_puller, [(addr, topic, q, 60.0, 50_000_000) for q in halves])
+            msgs = sum(x["msgs"] for x in res)
+            el = max(x["elapsed"] for x in res)
+            print(f"pull backlog, 2 procs x 4 queues:           {msgs / el:9.0f} msgs/s  ({msgs} msgs, "
+                  f"{sum(x['bytes'] for x in res) / el / 1e6:.0f} MB/s)")
+        e = broker_load.run_e2e(addr, "BenchE2E", args.e2e_rate, args.e2e_seconds, args.body)
+        lat = e["lat"]
+        print(f"end-to-end send -> long-poll delivery at {args.e2e_rate}/s: p50 {pct(lat, 0.5):.2f} ms  "
+              f"p99 {pct(lat, 0.99):.2f} ms  max {max(lat) / 1000 if lat else float('nan'):.2f} ms  "
+              f"delivered {len(lat)}/{e['sent']}")
+        peak = sampler.stop()
+        print(f"broker RssAnon: idle {idle_rss / 1024:.0f} MiB, peak under load {peak / 1024:.0f} MiB")
+    finally:
+        sampler.stop()
+        broker.terminate()
+        try:
+            broker.wait(30)
+        except subprocess.TimeoutExpired:
+            broker.kill()
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+        else:
+            print("store kept in", workdir)
+
+
+if __name__ == "__main__":
+    main()

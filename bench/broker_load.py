@@ -1,0 +1,212 @@
+"""Load generators for bench_broker.py: each runs in its own process with its own event loop.
+
+Every function is bounded in both time (``seconds``) and count (``max_ops``)
+and returns plain numbers (latencies in microseconds) so results can cross a
+process boundary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from common.message import encode_batch_body  # noqa: E402
+from remoting.client import RemotingClient  # noqa: E402
+from remoting.codes import RequestCode, ResponseCode  # noqa: E402
+from remoting.command import RemotingCommand  # noqa: E402
+
+STORED = {ResponseCode.SUCCESS, ResponseCode.FLUSH_DISK_TIMEOUT, ResponseCode.FLUSH_SLAVE_TIMEOUT,
+          ResponseCode.SLAVE_NOT_AVAILABLE}
+
+
+def _loop():
+    try:
+        import uvloop
+
+        return uvloop.new_event_loop()
+    except ImportError:  # pragma: no cover
+        return asyncio.new_event_loop()
+
+
+def send_header(topic: str, queue_id: int, props: str = "", batch: bool = False) -> dict:
+    h = {"a": "bench_pg", "b": topic, "c": "TBW102", "d": 8, "e": queue_id, "f": 0,
+         "g": int(time.time() * 1000), "h": 0, "i": props}
+    if batch:
+        h["m"] = "true"
+    return h
+
+
+class _Msg:
+    __slots__ = ("body", "flag", "properties")
+
+    def __init__(self, body: bytes, i: int):
+        self.body = body
+        self.flag = 0
+        self.properties = {"UNIQ_KEY": f"BENCH{os.getpid()}_{i}"}
+
+
+def run_senders(addr: str, topic: str, senders: int, seconds: float, max_ops: int, body_size: int,
+                batch: int, queues: int, worker: int) -> dict:
+    """``senders`` concurrent synchronous senders (one request in flight each) on one connection."""
+
+    async def main() -> dict:
+        body = os.urandom(body_size)
+        lat: list[int] = []
+        errors = 0
+        codes: dict[int, int] = {}
+        client = RemotingClient()
+        code = RequestCode.SEND_BATCH_MESSAGE if batch > 1 else RequestCode.SEND_MESSAGE_V2
+        payload = encode_batch_body([_Msg(body, i) for i in range(batch)]) if batch > 1 else body
+        deadline = time.monotonic() + seconds
+        ops = 0
+
+        async def one(sid: int) -> None:
+            nonlocal errors, ops
+            qid = (worker * senders + sid) % queues
+            while time.monotonic() < deadline and ops < max_ops:
+                ops += 1
+                cmd = RemotingCommand.request(code, send_header(topic, qid, "UNIQ_KEY\x01x", batch > 1), payload)
+                t0 = time.perf_counter_ns()
+                try:
+                    r = await client.invoke(addr, cmd, 10.0)
+                except Exception:  # noqa: BLE001
+                    errors += 1
+                    continue
+                lat.append((time.perf_counter_ns() - t0) // 1000)
+                if r.code not in STORED:
+                    errors += 1
+                    codes[r.code] = codes.get(r.code, 0) + 1
+
+        await client.get_connection(addr)
+        t0 = time.monotonic()
+        await asyncio.gather(*(one(i) for i in range(senders)))
+        elapsed = time.monotonic() - t0
+        await client.close()
+        return {"lat": lat, "errors": errors, "elapsed": elapsed, "codes": codes, "msgs": len(lat) * max(batch, 1)}
+
+    loop = _loop()
+    try:
+        return loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+def run_puller(addr: str, topic: str, queue_ids: list[int], seconds: float, max_msgs: int) -> dict:
+    """Drain the given queues from offset 0 with back-to-back pulls (32 per pull)."""
+
+    async def main() -> dict:
+        client = RemotingClient()
+        total = 0
+        nbytes = 0
+        t0 = time.monotonic()
+        deadline = t0 + seconds
+
+        async def drain(qid: int) -> None:
+            nonlocal total, nbytes
+            off = 0
+            while time.monotonic() < deadline and total < max_msgs:
+                h = {"consumerGroup": "bench_cg", "topic": topic, "queueId": qid, "queueOffset": off,
+                     "maxMsgNums": 32, "sysFlag": 0x4, "commitOffset": 0, "suspendTimeoutMillis": 0,
+                     "subVersion": 0, "subscription": "*", "expressionType": "TAG"}
+                r = await client.invoke(addr, RemotingCommand.request(RequestCode.PULL_MESSAGE, h), 10.0)
+                if r.code != ResponseCode.SUCCESS:
+                    return
+                # count records without a full decode: each starts with its int32 size
+                body = r.body
+                pos = 0
+                n = 0
+                while pos < len(body):
+                    pos += int.from_bytes(body[pos:pos + 4], "big")
+                    n += 1
+                total += n
+                nbytes += len(body)
+                off = int(r.ext_fields["nextBeginOffset"])
+
+        await asyncio.gather(*(drain(q) for q in queue_ids))
+        elapsed = time.monotonic() - t0
+        await client.close()
+        return {"msgs": total, "bytes": nbytes, "elapsed": elapsed}
+
+    loop = _loop()
+    try:
+        return loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+def run_e2e(addr: str, topic: str, rate: int, seconds: float, body_size: int) -> dict:
+    """Send at a fixed rate to queue 0 while a long-polling consumer reads it; latency = receive - send time."""
+
+    async def main() -> dict:
+        prod = RemotingClient()
+        cons = RemotingClient()
+        # the queue's current end, so old messages are not counted
+        r = await prod.invoke(addr, RemotingCommand.request(RequestCode.GET_MAX_OFFSET, {"topic": topic, "queueId": 0}), 5)
+        start_off = int(r.ext_fields["offset"]) if r.code == ResponseCode.SUCCESS else 0
+        body = b"x" * body_size
+        sent_at: dict[str, int] = {}
+        lat: list[int] = []
+        n_total = int(rate * seconds)
+        stop = asyncio.Event()
+
+        async def produce() -> None:
+            t0 = time.perf_counter()
+            # one oneway-free pipeline: fire sends on schedule, each its own task, not waiting for earlier ones
+            pending = set()
+            for i in range(n_total):
+                due = t0 + i / rate
+                delay = due - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                key = f"E2E{i}"
+                sent_at[key] = time.perf_counter_ns()
+                cmd = RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, send_header(topic, 0, "UNIQ_KEY\x01" + key), body)
+                t = asyncio.ensure_future(prod.invoke(addr, cmd, 10.0))
+                pending.add(t)
+                t.add_done_callback(pending.discard)
+            if pending:
+                await asyncio.wait(pending)
+
+        async def consume() -> None:
+            off = start_off
+            while not stop.is_set():
+                h = {"consumerGroup": "bench_e2e", "topic": topic, "queueId": 0, "queueOffset": off,
+                     "maxMsgNums": 32, "sysFlag": 0x4 | 0x2, "commitOffset": 0, "suspendTimeoutMillis": 1000,
+                     "subVersion": 0, "subscription": "*", "expressionType": "TAG"}
+                r = await cons.invoke(addr, RemotingCommand.request(RequestCode.PULL_MESSAGE, h), 10.0)
+                now = time.perf_counter_ns()
+                if r.code == ResponseCode.SUCCESS:
+                    from common.message import decode_messages
+
+                    for m in decode_messages(r.body, read_body=False):
+                        t = sent_at.get(m.properties.get("UNIQ_KEY", ""))
+                        if t is not None:
+                            lat.append((now - t) // 1000)
+                if r.ext_fields and "nextBeginOffset" in r.ext_fields:
+                    off = int(r.ext_fields["nextBeginOffset"])
+                if len(lat) >= n_total:
+                    return
+
+        c_task = asyncio.ensure_future(consume())
+        t0 = time.monotonic()
+        await produce()
+        try:
+            await asyncio.wait_for(asyncio.shield(c_task), 10)
+        except TimeoutError:
+            pass
+        stop.set()
+        elapsed = time.monotonic() - t0
+        c_task.cancel()
+        await prod.close()
+        await cons.close()
+        return {"lat": lat, "sent": n_total, "elapsed": elapsed}
+
+    loop = _loop()
+    try:
+        return loop.run_until_complete(main())
+    finally:
+        loop.close()
