@@ -167,7 +167,7 @@ class DefaultRequestProcessor:
         try:
             if req.version >= V3_0_11:
                 if req.body:
-                    body = RegisterBrokerBody.decode(req.body, h.compressed)
+                    body = RegisterBrokerBody.decode(req.body, h.compressed, lazy=True)
                 else:
                     body = RegisterBrokerBody(TopicConfigSerializeWrapper(dataVersion=DataVersion(0, 0)))
                 wrapper, filter_servers = body.topicConfigSerializeWrapper, body.filterServerList
@@ -181,16 +181,21 @@ class DefaultRequestProcessor:
         except BodyError as e:
             log.warning("bad REGISTER_BROKER body from %s: %s", _addr(conn), e)
             return req.response_to(ResponseCode.SYSTEM_ERROR, f"bad register broker body: {e}")
-        result = self.routes.register_broker(
-            h.clusterName,
-            h.brokerAddr,
-            h.brokerName,
-            h.brokerId,
-            h.haServerAddr,
-            wrapper,
-            filter_servers,
-            conn,
-        )
+        try:
+            # The topic table is decoded here, only if the DataVersion changed; nothing changes on error.
+            result = self.routes.register_broker(
+                h.clusterName,
+                h.brokerAddr,
+                h.brokerName,
+                h.brokerId,
+                h.haServerAddr,
+                wrapper,
+                filter_servers,
+                conn,
+            )
+        except BodyError as e:
+            log.warning("bad REGISTER_BROKER topic table from %s: %s", _addr(conn), e)
+            return req.response_to(ResponseCode.SYSTEM_ERROR, f"bad register broker body: {e}")
         return req.response_to(
             ResponseCode.SUCCESS,
             header=RegisterBrokerResponseHeader(result.ha_server_addr, result.master_addr),

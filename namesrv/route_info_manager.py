@@ -92,29 +92,28 @@ class RouteInfoManager:
     ) -> RegisterBrokerResult:
         """Record a broker's (re-)registration; see broker-behaviour.md §14."""
         result = RegisterBrokerResult()
-        self.cluster_addr_table.setdefault(cluster_name, {})[broker_name] = None
-
-        register_first = False
         broker_data = self.broker_addr_table.get(broker_name)
+        register_first = broker_data is None or broker_data.brokerAddrs.get(broker_id) is None
+        data_version = (
+            topic_config_wrapper.dataVersion if topic_config_wrapper is not None else DataVersion(0, 0)
+        )
+        topic_configs: list[TopicConfig] = []
+        if topic_config_wrapper is not None and broker_id == MASTER_ID:
+            if register_first or self.is_broker_topic_config_changed(broker_addr, data_version):
+                # Read (and so validate) the whole table before changing anything.
+                topic_configs = list(topic_config_wrapper.topicConfigTable.values())
+
+        self.cluster_addr_table.setdefault(cluster_name, {})[broker_name] = None
         if broker_data is None:
-            register_first = True
             broker_data = BrokerData(cluster_name, broker_name, {})
             self.broker_addr_table[broker_name] = broker_data
         addrs = broker_data.brokerAddrs
         # One address has one id: a slave switched to master (or back) drops its old entry.
         for bid in [bid for bid, addr in addrs.items() if addr == broker_addr and bid != broker_id]:
             del addrs[bid]
-        old_addr = addrs.get(broker_id)
         addrs[broker_id] = broker_addr
-        register_first = register_first or old_addr is None
-
-        data_version = (
-            topic_config_wrapper.dataVersion if topic_config_wrapper is not None else DataVersion(0, 0)
-        )
-        if topic_config_wrapper is not None and broker_id == MASTER_ID:
-            if register_first or self.is_broker_topic_config_changed(broker_addr, data_version):
-                for tc in topic_config_wrapper.topicConfigTable.values():
-                    self._create_and_update_queue_data(broker_name, tc)
+        for tc in topic_configs:
+            self._create_and_update_queue_data(broker_name, tc)
 
         prev = self.broker_live_table.get(broker_addr)
         self.broker_live_table[broker_addr] = BrokerLiveInfo(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,12 +19,44 @@ from remoting import fastjson
 from remoting.body import BodyError, JsonBody, as_dict, as_list, as_str
 from remoting.body.topic_config import DataVersion, TopicConfig, TopicConfigSerializeWrapper
 
-__all__ = ["RegisterBrokerBody"]
+__all__ = ["RegisterBrokerBody", "LazyTopicConfigTable"]
 
 _I32 = struct.Struct(">i")
 # A register body is at most a few MiB even for tens of thousands of topics;
 # cap inflation so a zlib bomb cannot exhaust memory.
 MAX_INFLATED = 64 * 1024 * 1024
+
+
+class LazyTopicConfigTable(Mapping[str, TopicConfig]):
+    """A ``topicConfigTable`` decoded on first read (all entries at once, so errors surface together).
+
+    A broker re-registers its whole table every 30 s; when its DataVersion is
+    unchanged the NameServer never reads the table, so building thousands of
+    TopicConfig objects would be wasted work.
+    """
+
+    __slots__ = ("_raw", "_table")
+
+    def __init__(self, raw: dict):
+        self._raw = raw
+        self._table: dict[str, TopicConfig] | None = None
+
+    def _decoded(self) -> dict[str, TopicConfig]:
+        if self._table is None:
+            self._table = {
+                str.__str__(k): TopicConfig.from_obj(v, str.__str__(k)) for k, v in self._raw.items()
+            }
+            self._raw = {}
+        return self._table
+
+    def __getitem__(self, key: str) -> TopicConfig:
+        return self._decoded()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._table) if self._table is not None else len(self._raw)
 
 
 @dataclass(slots=True)
@@ -73,10 +106,31 @@ class RegisterBrokerBody(JsonBody):
         return zlib.compress(b"".join(parts), 9)
 
     @classmethod
-    def decode(cls, data: bytes | bytearray | memoryview, compressed: bool = False) -> RegisterBrokerBody:
-        """Decode either form; raises :class:`BodyError` on any malformation."""
+    def decode(
+        cls, data: bytes | bytearray | memoryview, compressed: bool = False, *, lazy: bool = False
+    ) -> RegisterBrokerBody:
+        """Decode either form; raises :class:`BodyError` on any malformation.
+
+        With ``lazy`` (JSON form only) the topic table is a :class:`LazyTopicConfigTable`
+        whose entries are decoded, and checked, when first read.
+        """
         if not compressed:
-            return cls.from_json(data)
+            if not lazy:
+                return cls.from_json(data)
+            if data is None or len(data) == 0:
+                raise BodyError("RegisterBrokerBody body is empty")
+            try:
+                tree = as_dict(fastjson.loads(data), "registerBrokerBody")
+            except fastjson.JSONDecodeError as e:
+                raise BodyError(f"RegisterBrokerBody body is not JSON: {e}") from None
+            tcw = as_dict(tree.get("topicConfigSerializeWrapper"), "topicConfigSerializeWrapper")
+            dv = tcw.get("dataVersion")
+            wrapper = TopicConfigSerializeWrapper(
+                LazyTopicConfigTable(as_dict(tcw.get("topicConfigTable"), "topicConfigTable")),  # type: ignore[arg-type]
+                DataVersion.from_obj(dv) if dv is not None else DataVersion(),
+            )
+            fsl = [as_str(s, "") for s in as_list(tree.get("filterServerList"), "filterServerList")]
+            return cls(wrapper, fsl)
         d = zlib.decompressobj()
         try:
             raw = d.decompress(bytes(data), MAX_INFLATED)

@@ -155,3 +155,35 @@ async def test_kv_persist_failure_is_reported(tmp_path):
         RemotingCommand.request(RequestCode.PUT_KV_CONFIG, PutKVConfigRequestHeader("n", "k", "v")), Conn()
     )
     assert resp.code == ResponseCode.SYSTEM_ERROR and "persist KV config failed" in resp.remark
+
+
+def test_bad_topic_entry_in_a_changed_table_registers_nothing(tmp_path):
+    proc, routes, _ = make(tmp_path)
+    good = b'{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":1,"timestamp":1},'
+    ok = good + b'"topicConfigTable":{"T":{"topicName":"T","readQueueNums":2}}}}'
+    bad = good.replace(b'"counter":1', b'"counter":2') + b'"topicConfigTable":{"T":{"readQueueNums":"x"}}}}'
+    assert proc.register_broker(RemotingCommand.request(103, reg_header(), ok), Conn()).code == 0
+    resp = proc.register_broker(RemotingCommand.request(103, reg_header(), bad), Conn())
+    assert resp.code == ResponseCode.SYSTEM_ERROR and "readQueueNums" in resp.remark
+    assert routes.query_broker_topic_config("127.0.0.1:10911") == DataVersion(1, 1)  # live info untouched
+    assert routes.topic_queue_table["T"]["b"].readQueueNums == 2
+    # a first registration with a bad table leaves no trace at all
+    h = RegisterBrokerRequestHeader("other", "127.0.0.1:20911", "C2", "127.0.0.1:20912", 0)
+    resp = proc.register_broker(RemotingCommand.request(103, h, bad), Conn())
+    assert resp.code == ResponseCode.SYSTEM_ERROR
+    assert "other" not in routes.broker_addr_table and "C2" not in routes.cluster_addr_table
+
+
+def test_unchanged_data_version_skips_decoding_the_table(tmp_path):
+    proc, routes, _ = make(tmp_path)
+    table = {f"T{i}": TopicConfig(f"T{i}", 1, 1) for i in range(3)}
+    from remoting.body.register_broker import LazyTopicConfigTable, RegisterBrokerBody
+
+    body = RegisterBrokerBody(TopicConfigSerializeWrapper(table, DataVersion(7, 7))).encode()
+    lazy = RegisterBrokerBody.decode(body, lazy=True)
+    assert isinstance(lazy.topicConfigSerializeWrapper.topicConfigTable, LazyTopicConfigTable)
+    assert dict(lazy.topicConfigSerializeWrapper.topicConfigTable) == table
+    assert proc.register_broker(RemotingCommand.request(103, reg_header(), body), Conn()).code == 0
+    routes.topic_queue_table["T0"]["b"].readQueueNums = 99  # marker: an unchanged version must not rewrite it
+    assert proc.register_broker(RemotingCommand.request(103, reg_header(), body), Conn()).code == 0
+    assert routes.topic_queue_table["T0"]["b"].readQueueNums == 99
