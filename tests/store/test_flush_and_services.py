@@ -1,0 +1,99 @@
+"""Running store: SYNC_FLUSH group commit, flush timeouts, ASYNC flush, reput with the arriving listener."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from common.message import MessageExtBatch, encode_batch_body
+from store.config import BrokerRole, FlushDiskType
+from store.message_store import GetMessageStatus, PutMessageStatus
+from tests.store.store_helpers import make_msg, open_store, small_config
+from tests.support import async_wait_until
+
+
+async def test_sync_flush_group_commit_shares_fsyncs(tmp_path):
+    store = open_store(small_config(tmp_path, flushDiskType=FlushDiskType.SYNC_FLUSH))
+    store.start()
+    try:
+        results = await asyncio.gather(*(store.put_message_async(make_msg("S", i % 4, os.urandom(500)))
+                                         for i in range(64)))
+        assert all(r.status is PutMessageStatus.PUT_OK for r in results)
+        flushed = store.commit_log.flushed_where
+        for r in results:
+            assert flushed >= r.append_result.wrote_offset + r.append_result.wrote_bytes
+        # concurrent writers shared fsyncs
+        assert 1 <= store.group_commit.fsync_count < 64
+        batch = MessageExtBatch(topic="S", queue_id=0, body=encode_batch_body([make_msg(body=b"b1"),
+                                                                               make_msg(body=b"b2")]))
+        r = await store.put_messages_async(batch)
+        assert r.is_ok() and store.commit_log.flushed_where >= r.append_result.wrote_offset + r.append_result.wrote_bytes
+        # the physic timestamp of the checkpoint follows the flushed data
+        assert store.checkpoint.physic_msg_timestamp == r.append_result.store_timestamp
+    finally:
+        await store.shutdown()
+
+
+async def test_sync_flush_timeout_reports_but_keeps_message(tmp_path):
+    store = open_store(small_config(tmp_path, flushDiskType=FlushDiskType.SYNC_FLUSH, syncFlushTimeout=0))
+    store.start()
+    try:
+        r = await store.put_message_async(make_msg("S", 0, b"slow disk"))
+        assert r.status is PutMessageStatus.FLUSH_DISK_TIMEOUT
+        assert r.append_result is not None
+        await async_wait_until(store.now_dispatched, 5)
+        assert store.look_message_by_offset(r.append_result.wrote_offset).body == b"slow disk"
+        # WAIT=false does not wait for the disk at all
+        r = await store.put_message_async(make_msg("S", 0, b"nowait", props={"WAIT": "false"}))
+        assert r.status is PutMessageStatus.PUT_OK
+    finally:
+        await store.shutdown()
+
+
+async def test_async_flush_reaches_the_end_and_reput_notifies(tmp_path):
+    arrived = []
+    store = open_store(small_config(tmp_path, flushIntervalCommitLog=10, flushCommitLogThoroughInterval=20,
+                                    flushIntervalConsumeQueue=10),
+                       arriving_listener=lambda *a: arrived.append(a))
+    store.start()
+    try:
+        rs = [await store.put_message_async(make_msg("A", 1, b"x" * 10, tags="TagZ")) for _ in range(5)]
+        assert all(r.is_ok() for r in rs)
+        await async_wait_until(lambda: len(arrived) == 5, 5, what="arriving notifications")
+        topic, qid, next_off, tags_code, store_ts, props = arrived[-1]
+        assert (topic, qid, next_off) == ("A", 1, 5)
+        assert props["TAGS"] == "TagZ" and store_ts == rs[-1].append_result.store_timestamp
+        end = store.get_max_phy_offset()
+        await async_wait_until(lambda: store.commit_log.flushed_where >= end, 5, what="async flush")
+        got = store.get_message("g", "A", 1, 0, 32)
+        assert got.status is GetMessageStatus.FOUND and got.message_count == 5
+    finally:
+        await store.shutdown()
+    assert not (tmp_path / "abort").exists()
+
+
+async def test_slave_and_shutdown_refuse_puts_and_replication_appends(tmp_path):
+    master = open_store(small_config(tmp_path / "m", mappedFileSizeCommitLog=4096))
+    for i in range(40):
+        assert master.put_message(make_msg("R", 0, bytes([i]) * 150)).is_ok()
+    master.dispatch_pending()
+    slave = open_store(small_config(tmp_path / "s", mappedFileSizeCommitLog=4096, brokerRole=BrokerRole.SLAVE))
+    assert slave.put_message(make_msg()).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+    slave.start()
+    try:
+        # replicate in odd-sized chunks, as an HA stream would
+        offset = 0
+        while offset < master.get_max_phy_offset():
+            data = master.get_commit_log_data(offset)
+            chunk = bytes(data[:777])
+            data.release()
+            assert slave.append_to_commit_log(offset, chunk)
+            offset += len(chunk)
+        assert not slave.append_to_commit_log(offset + 5, b"gap")
+        await async_wait_until(lambda: slave.get_max_offset_in_queue("R", 0) == 40, 5, what="slave dispatch")
+        r = slave.get_message("g", "R", 0, 0, 32)
+        assert [bytes(b) for b in r.buffers] == [bytes(b) for b in master.get_message("g", "R", 0, 0, 32).buffers]
+    finally:
+        await slave.shutdown()
+        master.shutdown_sync()
+    assert master.put_message(make_msg()).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
