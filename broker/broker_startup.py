@@ -22,13 +22,17 @@ from broker.consumer_offset_manager import ConsumerOffsetManager
 from broker.processor.broker_config_processor import BrokerConfigProcessor
 from broker.processor.client_manage_processor import ClientManageProcessor
 from broker.processor.consumer_manage_processor import ConsumerManageProcessor
+from broker.processor.end_transaction_processor import EndTransactionProcessor
 from broker.processor.group_admin_processor import GroupAdminProcessor
+from broker.processor.lock_processor import LockProcessor
 from broker.processor.pull_message_processor import PullMessageProcessor
 from broker.processor.query_message_processor import QueryMessageProcessor
 from broker.processor.queue_offset_processor import QueueOffsetProcessor
+from broker.processor.send_back_processor import SendBackProcessor
 from broker.processor.send_message_processor import SendMessageProcessor
 from broker.processor.topic_admin_processor import TopicAdminProcessor
 from broker.producer_manager import ProducerManager
+from broker.rebalance_lock_manager import RebalanceLockManager
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
 from common.perm import is_readable, is_writeable
@@ -303,6 +307,9 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     )
     b.pull_processor = pull
     hold_ref.append(pull.hold_service)
+    send_back = SendBackProcessor(bc, store, topics, groups, stats, store_host)
+    end_tx = EndTransactionProcessor(store, topics, store_host, is_slave=is_slave, max_message_size=sc.maxMessageSize)
+    locks = LockProcessor(RebalanceLockManager())
     client_mgmt = ClientManageProcessor(bc, consumers, producers, groups, topics)
     consumer_mgmt = ConsumerManageProcessor(consumers, offsets, store, is_slave=is_slave)
     queue_offsets = QueueOffsetProcessor(store)
@@ -327,6 +334,10 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         RequestCode.SEND_MESSAGE: send,
         RequestCode.SEND_MESSAGE_V2: send,
         RequestCode.SEND_BATCH_MESSAGE: send,
+        RequestCode.CONSUMER_SEND_MSG_BACK: send_back,
+        RequestCode.END_TRANSACTION: end_tx,
+        RequestCode.LOCK_BATCH_MQ: locks.lock_batch_mq,
+        RequestCode.UNLOCK_BATCH_MQ: locks.unlock_batch_mq,
         RequestCode.HEART_BEAT: client_mgmt.heart_beat,
         RequestCode.UNREGISTER_CLIENT: client_mgmt.unregister_client,
         RequestCode.CHECK_CLIENT_CONFIG: client_mgmt.check_client_config,

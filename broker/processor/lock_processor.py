@@ -1,0 +1,34 @@
+"""LOCK_BATCH_MQ (41) / UNLOCK_BATCH_MQ (42) for orderly consumers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker.rebalance_lock_manager import RebalanceLockManager
+from remoting.body import BodyError
+from remoting.body.consumer import LockBatchRequestBody, LockBatchResponseBody
+from remoting.codes import ResponseCode
+from remoting.command import RemotingCommand
+
+__all__ = ["LockProcessor"]
+
+
+class LockProcessor:
+    def __init__(self, lock_manager: RebalanceLockManager):
+        self.locks = lock_manager
+
+    def lock_batch_mq(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        try:
+            body = LockBatchRequestBody.from_json(req.body)
+        except BodyError as e:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, f"bad lock body: {e}")
+        granted = self.locks.try_lock_batch(body.consumerGroup, body.mqSet, body.clientId)
+        return req.response_to(ResponseCode.SUCCESS, body=LockBatchResponseBody(lockOKMQSet=granted).to_json())
+
+    def unlock_batch_mq(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        try:
+            body = LockBatchRequestBody.from_json(req.body)
+        except BodyError as e:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, f"bad unlock body: {e}")
+        self.locks.unlock_batch(body.consumerGroup, body.mqSet, body.clientId)
+        return req.response_to(ResponseCode.SUCCESS)
