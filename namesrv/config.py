@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from common.config import cfg
+from common.config import ConfigError, cfg
 
 __all__ = ["NamesrvConfig", "default_home"]
 
@@ -43,8 +43,6 @@ class NamesrvConfig:
 
     def validate(self) -> None:
         """Raise ConfigError for values that cannot work."""
-        from common.config import ConfigError
-
         if not 0 <= self.listenPort <= 65535:
             raise ConfigError(f"bad value for config key listenPort: {self.listenPort} is not a TCP port")
         if self.scanNotActiveBrokerInterval <= 0:

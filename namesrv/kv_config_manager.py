@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 
+import orjson
+
 from common.util import read_file_with_bak, write_file_atomic
 from remoting.body import BodyError
 from remoting.body.kv import KVConfigSerializeWrapper, KVTable
@@ -42,8 +44,6 @@ class KVConfigManager:
 
     def snapshot(self) -> bytes:
         """The file content for the current table (pretty, as RocketMQ writes it)."""
-        import orjson
-
         return orjson.dumps(KVConfigSerializeWrapper(self.config_table).to_obj(), option=orjson.OPT_INDENT_2)
 
     def persist(self, data: bytes | None = None) -> None:
