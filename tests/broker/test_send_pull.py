@@ -256,3 +256,5 @@ async def test_queue_offset_queries(shared_broker):
         assert r.code == ResponseCode.SUCCESS and r.ext_fields["offset"] == "0"
         r = await call(c, addr, RequestCode.GET_MAX_OFFSET, {"topic": "OffT"})
         assert r.code == ResponseCode.SYSTEM_ERROR and "queueId" in r.remark
+        r = await call(c, addr, RequestCode.GET_MAX_OFFSET, {"topic": "../../OffT", "queueId": 0})
+        assert r.code == ResponseCode.SYSTEM_ERROR and "illegal" in r.remark
