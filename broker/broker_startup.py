@@ -22,6 +22,7 @@ from broker.consumer_offset_manager import ConsumerOffsetManager
 from broker.processor.broker_config_processor import BrokerConfigProcessor
 from broker.processor.client_manage_processor import ClientManageProcessor
 from broker.processor.consumer_manage_processor import ConsumerManageProcessor
+from broker.processor.consumer_relay_processor import ConsumerRelayProcessor
 from broker.processor.end_transaction_processor import EndTransactionProcessor
 from broker.processor.group_admin_processor import GroupAdminProcessor
 from broker.processor.lock_processor import LockProcessor
@@ -310,6 +311,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     send_back = SendBackProcessor(bc, store, topics, groups, stats, store_host)
     end_tx = EndTransactionProcessor(store, topics, store_host, is_slave=is_slave, max_message_size=sc.maxMessageSize)
     locks = LockProcessor(RebalanceLockManager())
+    relay = ConsumerRelayProcessor(consumers)
     client_mgmt = ClientManageProcessor(bc, consumers, producers, groups, topics)
     consumer_mgmt = ConsumerManageProcessor(consumers, offsets, store, is_slave=is_slave)
     queue_offsets = QueueOffsetProcessor(store)
@@ -338,6 +340,8 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         RequestCode.END_TRANSACTION: end_tx,
         RequestCode.LOCK_BATCH_MQ: locks.lock_batch_mq,
         RequestCode.UNLOCK_BATCH_MQ: locks.unlock_batch_mq,
+        RequestCode.GET_CONSUMER_RUNNING_INFO: relay,
+        RequestCode.CONSUME_MESSAGE_DIRECTLY: relay,
         RequestCode.HEART_BEAT: client_mgmt.heart_beat,
         RequestCode.UNREGISTER_CLIENT: client_mgmt.unregister_client,
         RequestCode.CHECK_CLIENT_CONFIG: client_mgmt.check_client_config,
@@ -382,13 +386,15 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         producers.do_channel_close_event(conn)
 
     host = "0.0.0.0"
-    b.server = RemotingServer(host, port, name="broker", backlog=nsc.serverSocketBacklog)
+    idle = nsc.serverChannelMaxIdleTimeSeconds or None
+    b.server = RemotingServer(host, port, name="broker", backlog=nsc.serverSocketBacklog, idle_timeout=idle)
     b.server.register_processor(RequestCode.PULL_MESSAGE, pull)
     for code, h in handlers.items():
         b.server.register_processor(code, h)
     b.server.add_connection_listener(on_close=on_close)
     if port > 2:
-        b.fast_server = RemotingServer(host, port - 2, name="broker-fast", backlog=nsc.serverSocketBacklog)
+        b.fast_server = RemotingServer(host, port - 2, name="broker-fast", backlog=nsc.serverSocketBacklog,
+                                       idle_timeout=idle)
         for code, h in handlers.items():
             b.fast_server.register_processor(code, h)
         b.fast_server.add_connection_listener(on_close=on_close)

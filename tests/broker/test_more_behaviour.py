@@ -127,3 +127,29 @@ def test_client_channels_expire_after_silence():
     pm.register_producer("pg", ClientChannelInfo(a, "ca"))
     pm.group_channel_table["pg"][a].last_update_timestamp -= 130_000
     assert pm.scan_not_active_channel() == [a] and pm.get_connections("pg") == []
+
+
+async def test_consumer_running_info_is_relayed_to_the_client(shared_broker):
+    from remoting.body.heartbeat import ConsumerData, HeartbeatData
+
+    addr = shared_broker.addr
+    consumer = RemotingClient()
+    seen = []
+
+    def on_running_info(req, conn):
+        seen.append(req.ext_fields)
+        return req.response_to(ResponseCode.SUCCESS, body=b'{"properties":{"x":"1"}}')
+
+    consumer.register_processor(RequestCode.GET_CONSUMER_RUNNING_INFO, on_running_info)
+    try:
+        hb = HeartbeatData(clientID="relay-c", consumerDataSet=[ConsumerData(groupName="gRelay")]).to_json()
+        assert (await call(consumer, addr, RequestCode.HEART_BEAT, body=hb)).code == ResponseCode.SUCCESS
+        async with RemotingClient() as admin:
+            hdr = {"consumerGroup": "gRelay", "clientId": "relay-c", "jstackEnable": "false"}
+            r = await call(admin, addr, RequestCode.GET_CONSUMER_RUNNING_INFO, hdr)
+            assert r.code == ResponseCode.SUCCESS and r.body == b'{"properties":{"x":"1"}}'
+            assert seen and seen[0]["clientId"] == "relay-c"
+            r = await call(admin, addr, RequestCode.GET_CONSUMER_RUNNING_INFO, dict(hdr, clientId="ghost"))
+            assert r.code == ResponseCode.SYSTEM_ERROR and "not online" in r.remark
+    finally:
+        await consumer.close()
