@@ -19,6 +19,7 @@ from broker.broker_stats_manager import BrokerStatsManager
 from broker.config import BrokerConfig, NettyClientConfig, NettyServerConfig
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import ConsumerOffsetManager
+from broker.filter import CommitLogDispatcherCalcBitMap, ConsumerFilterManager, consumer_filter_path
 from broker.processor.broker_config_processor import BrokerConfigProcessor
 from broker.processor.client_manage_processor import ClientManageProcessor
 from broker.processor.consumer_manage_processor import ConsumerManageProcessor
@@ -83,6 +84,7 @@ class Broker:
         self.consumer_offset_manager: ConsumerOffsetManager | None = None
         self.consumer_manager: ConsumerManager | None = None
         self.producer_manager: ProducerManager | None = None
+        self.consumer_filter_manager: ConsumerFilterManager | None = None
         self.pull_processor: PullMessageProcessor | None = None
         self._tasks: list[asyncio.Task] = []
         self._register_pending = False
@@ -194,6 +196,7 @@ class Broker:
         self.pull_processor.hold_service.start()
         self._every(bc.flushConsumerOffsetInterval / 1000.0, self.consumer_offset_manager.persist_if_dirty, "persist-offsets")
         self._every(10.0, self._scan_clients, "scan-clients")
+        self._every(10.0, self.consumer_filter_manager.persist, "persist-consumer-filter")
         period = min(max(bc.registerNameServerPeriod, 10000), 60000) / 1000.0
         if self.outer_api is not None and self.outer_api.namesrv_addrs:
             self._tasks.append(asyncio.get_running_loop().create_task(self.register_broker_all(), name="register-first"))
@@ -229,11 +232,12 @@ class Broker:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await t
         self._tasks.clear()
-        for mgr in (self.consumer_offset_manager, self.topic_config_manager, self.subscription_group_manager):
+        for mgr in (self.consumer_offset_manager, self.topic_config_manager, self.subscription_group_manager,
+                    self.consumer_filter_manager):
             try:
                 mgr.persist()
             except Exception:  # noqa: BLE001
-                log.exception("persisting %s failed", mgr.path)
+                log.exception("persisting %s failed", getattr(mgr, "path", None) or mgr.config_file_path)
         try:
             await self.store.shutdown()
         except Exception:  # noqa: BLE001
@@ -281,7 +285,12 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     b.topic_config_manager = topics = TopicConfigManager(bc, os.path.join(config_dir, "topics.json"), b.request_register)
     b.subscription_group_manager = groups = SubscriptionGroupManager(bc, os.path.join(config_dir, "subscriptionGroup.json"))
     b.consumer_offset_manager = offsets = ConsumerOffsetManager(os.path.join(config_dir, "consumerOffset.json"))
-    b.consumer_manager = consumers = ConsumerManager(_notify_ids_changed)
+    b.consumer_filter_manager = filters = ConsumerFilterManager.from_broker_config(
+        consumer_filter_path(sc.storePathRootDir), bc
+    )
+    if not filters.load():
+        raise BrokerStartError(f"cannot load {filters.config_file_path} (and its .bak): the file is corrupt")
+    b.consumer_manager = consumers = ConsumerManager(_notify_ids_changed, on_group_removed=filters.unregister)
     b.producer_manager = producers = ProducerManager()
     for mgr in (topics, groups, offsets):
         if not mgr.load():
@@ -296,6 +305,9 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     b.store = store = DefaultMessageStore(sc, store_host=store_host, arriving_listener=arriving)
     if not store.load():
         raise BrokerStartError(f"the message store under {sc.storePathRootDir} could not be loaded (see the log)")
+    if bc.enableCalcFilterBitMap:
+        # must run before the consume-queue dispatcher, which stores the bitmap
+        store.dispatchers.insert(0, CommitLogDispatcherCalcBitMap(True, filters))
 
     must_wait = sc.flushDiskType is FlushDiskType.SYNC_FLUSH or sc.brokerRole is BrokerRole.SYNC_MASTER
     send = SendMessageProcessor(
@@ -305,6 +317,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     pull = PullMessageProcessor(
         bc, store, topics, groups, consumers, offsets, stats,
         is_slave=is_slave, offset_check_in_slave=sc.offsetCheckInSlave, store_host=store_host,
+        consumer_filter_manager=filters,
     )
     b.pull_processor = pull
     hold_ref.append(pull.hold_service)
@@ -312,7 +325,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     end_tx = EndTransactionProcessor(store, topics, store_host, is_slave=is_slave, max_message_size=sc.maxMessageSize)
     locks = LockProcessor(RebalanceLockManager())
     relay = ConsumerRelayProcessor(consumers)
-    client_mgmt = ClientManageProcessor(bc, consumers, producers, groups, topics)
+    client_mgmt = ClientManageProcessor(bc, consumers, producers, groups, topics, filters)
     consumer_mgmt = ConsumerManageProcessor(consumers, offsets, store, is_slave=is_slave)
     queue_offsets = QueueOffsetProcessor(store)
     query = QueryMessageProcessor(store, sc.defaultQueryMaxNum)

@@ -87,9 +87,14 @@ class ConsumerGroupInfo:
 class ConsumerManager:
     """Group name -> ConsumerGroupInfo; ``notify(group, channels)`` sends the ids-changed notices."""
 
-    def __init__(self, notify: Callable[[str, list[Any]], None] | None = None):
+    def __init__(
+        self,
+        notify: Callable[[str, list[Any]], None] | None = None,
+        on_group_removed: Callable[[str], None] | None = None,
+    ):
         self.table: dict[str, ConsumerGroupInfo] = {}
         self.notify = notify
+        self.on_group_removed = on_group_removed
 
     def get_consumer_group_info(self, group: str) -> ConsumerGroupInfo | None:
         return self.table.get(group)
@@ -132,8 +137,7 @@ class ConsumerManager:
             return
         if g.unregister_channel(channel):
             if not g.channel_info_table:
-                del self.table[group]
-                log.info("consumer group %s has no clients left, removed", group)
+                self._remove_group(group)
             elif notify_enabled:
                 self._notify(group, g.all_channels())
 
@@ -143,8 +147,7 @@ class ConsumerManager:
             g = self.table[group]
             if g.unregister_channel(channel):
                 if not g.channel_info_table:
-                    del self.table[group]
-                    log.info("consumer group %s has no clients left, removed", group)
+                    self._remove_group(group)
                 elif notify_enabled is None or notify_enabled(group):
                     self._notify(group, g.all_channels())
 
@@ -160,11 +163,20 @@ class ConsumerManager:
                     del g.channel_info_table[ch]
                     expired.append(ch)
             if not g.channel_info_table:
-                del self.table[group]
+                self._remove_group(group)
         return expired
 
     def query_topic_consume_by_who(self, topic: str) -> set[str]:
         return {name for name, g in self.table.items() if topic in g.subscription_table}
+
+    def _remove_group(self, group: str) -> None:
+        self.table.pop(group, None)
+        log.info("consumer group %s has no clients left, removed", group)
+        if self.on_group_removed is not None:
+            try:
+                self.on_group_removed(group)
+            except Exception:  # noqa: BLE001
+                log.exception("group removal hook failed for %s", group)
 
     def _notify(self, group: str, channels: list[Any]) -> None:
         if self.notify is not None and channels:

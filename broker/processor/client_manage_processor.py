@@ -8,6 +8,7 @@ from typing import Any
 from broker.client_channel_info import ClientChannelInfo
 from broker.config import BrokerConfig
 from broker.consumer_manager import ConsumerManager
+from broker.filter import ConsumerFilterManager, FilterParseError, build_message_filter
 from broker.producer_manager import ProducerManager
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
@@ -19,11 +20,6 @@ from remoting.body.heartbeat import HeartbeatData, SubscriptionData
 from remoting.codes import LanguageCode, ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header.broker import UnregisterClientRequestHeader
-
-try:
-    from broker.filter import FilterParseError, build_message_filter
-except ImportError:  # pragma: no cover
-    from broker.tag_message_filter import FilterParseError, build_message_filter
 
 __all__ = ["ClientManageProcessor"]
 
@@ -47,12 +43,14 @@ class ClientManageProcessor:
         producer_manager: ProducerManager,
         subscription_group_manager: SubscriptionGroupManager,
         topic_config_manager: TopicConfigManager,
+        consumer_filter_manager: ConsumerFilterManager | None = None,
     ):
         self.broker_config = broker_config
         self.consumers = consumer_manager
         self.producers = producer_manager
         self.groups = subscription_group_manager
         self.topics = topic_config_manager
+        self.filters = consumer_filter_manager
 
     def heart_beat(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
         try:
@@ -92,6 +90,8 @@ class ClientManageProcessor:
             )
             if changed:
                 log.info("registered consumer group %s client %s %s", cd.groupName, data.clientID, conn.remote_addr)
+            if self.filters is not None:
+                self.filters.register(cd.groupName, cd.subscriptionDataSet)
         for pd in data.producerDataSet:
             self.producers.register_producer(pd.groupName, ClientChannelInfo(conn, data.clientID, language, req.version))
         return req.response_to(ResponseCode.SUCCESS)

@@ -9,11 +9,18 @@ from broker.broker_stats_manager import BrokerStatsManager
 from broker.config import BrokerConfig
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import ConsumerOffsetManager
+from broker.filter import (
+    ConsumerFilterManager,
+    FilterNotSupportedError,
+    FilterParseError,
+    build_message_filter,
+    parse_pull_subscription,
+)
 from broker.pull_request_hold_service import PullRequest, PullRequestHoldService
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
 from common import mixall
-from common.filter import ExpressionType, SubscriptionParseError, build_subscription_data
+from common.filter import ExpressionType
 from common.message import MessageConst, MessageExtBrokerInner
 from common.perm import is_readable
 from common.util import java_string_hash, now_ms
@@ -21,11 +28,6 @@ from remoting.body.consumer import MessageQueue, OffsetMovedEvent
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header import HeaderError
-
-try:  # the filter engine (TAG and SQL92) when present, else tags only
-    from broker.filter import FilterParseError, build_message_filter
-except ImportError:  # pragma: no cover - depends on the filter engineer's package
-    from broker.tag_message_filter import FilterParseError, build_message_filter
 
 __all__ = ["PullMessageProcessor", "FLAG_COMMIT_OFFSET", "FLAG_SUSPEND", "FLAG_SUBSCRIPTION", "FLAG_CLASS_FILTER"]
 
@@ -98,6 +100,7 @@ class PullMessageProcessor:
         is_slave: bool = False,
         offset_check_in_slave: bool = False,
         store_host: tuple[str, int] = ("127.0.0.1", 10911),
+        consumer_filter_manager: ConsumerFilterManager | None = None,
     ):
         self.broker_config = broker_config
         self.store = store
@@ -109,6 +112,7 @@ class PullMessageProcessor:
         self.is_slave = is_slave
         self.offset_check_in_slave = offset_check_in_slave
         self.store_host = store_host
+        self.filters = consumer_filter_manager
         self.hold_service = PullRequestHoldService(
             store,
             self.execute_wakeup,
@@ -155,10 +159,16 @@ class PullMessageProcessor:
                 f"queueId[{qid}] is illegal, topic:[{topic}] topicConfig.readQueueNums:[{tc.readQueueNums}] "
                 f"consumer:[{conn.remote_addr}]",
             )
+        filter_data = None
         if has_subscription:
             try:
-                sub = build_subscription_data(topic, h.subscription, h.expressionType)
-            except SubscriptionParseError as e:
+                sub, filter_data = parse_pull_subscription(topic, group, h.subscription, h.expressionType, h.subVersion)
+            except FilterParseError as e:
+                if not ExpressionType.is_tag_type(h.expressionType) and not bc.enablePropertyFilter:
+                    return req.response_to(
+                        ResponseCode.SYSTEM_ERROR,
+                        f"The broker does not support consumer to filter message by {h.expressionType}",
+                    )
                 return req.response_to(
                     ResponseCode.SUBSCRIPTION_PARSE_FAILED, f"parse the consumer's subscription failed: {e}"
                 )
@@ -175,13 +185,32 @@ class PullMessageProcessor:
                 return req.response_to(ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's subscription not exist")
             if sub.subVersion < h.subVersion:
                 return req.response_to(ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest")
+            if not ExpressionType.is_tag_type(sub.expressionType) and bc.enablePropertyFilter:
+                filter_data = self.filters.get(topic, group) if self.filters is not None else None
+                if filter_data is None:
+                    return req.response_to(
+                        ResponseCode.FILTER_DATA_NOT_EXIST,
+                        "The broker's consumer filter data is not exist!Your expression may be wrong!",
+                    )
+                if filter_data.clientVersion < h.subVersion:
+                    return req.response_to(
+                        ResponseCode.FILTER_DATA_NOT_LATEST, "the consumer's consumer filter data not latest"
+                    )
         if not ExpressionType.is_tag_type(sub.expressionType) and not bc.enablePropertyFilter:
             return req.response_to(
                 ResponseCode.SYSTEM_ERROR,
                 f"The broker does not support consumer to filter message by {sub.expressionType}",
             )
         try:
-            message_filter = build_message_filter(sub, None, enable_property_filter=bc.enablePropertyFilter)
+            message_filter = build_message_filter(
+                sub,
+                filter_data,
+                enable_property_filter=bc.enablePropertyFilter,
+                filter_support_retry=bc.filterSupportRetry,
+                consumer_filter_manager=self.filters,
+            )
+        except FilterNotSupportedError as e:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, str(e))
         except (FilterParseError, ValueError) as e:
             return req.response_to(ResponseCode.SUBSCRIPTION_PARSE_FAILED, f"parse the consumer's subscription failed: {e}")
 
