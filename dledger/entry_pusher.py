@@ -32,10 +32,9 @@ from dledger.protocol import (
 __all__ = ["EntryPusher", "EntryDispatcher", "QuorumAckChecker", "EntryHandler", "MAX_PENDING_PUSHES"]
 
 MAX_PENDING_PUSHES = 1000  # DLedger's in-flight APPEND window per follower
-_RPC_TIMEOUT_MS = 3000
-_RETRY_AFTER_ERROR_MS = 500
-_COMMIT_PUSH_IDLE_MS = 1000
-_FOLLOWER_PUSH_TIMEOUT_MS = 1000
+# DLedger's fixed delays (3 s compare/truncate RPC, 500 ms retry, 1 s idle COMMIT push,
+# 1 s follower push timeout) scale with maxPushTimeOutMs here; its default 1000 gives
+# exactly DLedger's values, and tests can run a fast cluster by lowering one key.
 
 
 class _Inflight(enum.Enum):
@@ -120,16 +119,28 @@ def set_committed(ctx: CoreContext, index: int) -> None:
 
 
 class EntryHandler:
-    """Follower: push requests waiting for their turn (DLedger's writeRequestMap)."""
+    """Follower: applies pushes of the current leader in index order.
+
+    DLedger's handler relies on TCP order; this one also survives duplicated,
+    reordered and delayed pushes. ``validated`` is the highest index known to
+    equal the leader's log in this term (established by a matching COMPARE or
+    a TRUNCATE, reset on any role/term change or restart). An APPEND is only
+    applied at ``validated + 1``; a stored entry there that differs from the
+    pushed one is cut with everything after it (Raft's conflict rule), and a
+    TRUNCATE whose entry is already stored cuts nothing, so a stale push can
+    never remove an entry the leader was told is stored.
+    """
 
     def __init__(self, ctx: CoreContext):
         self.ctx = ctx
         self.write_requests: dict[int, tuple[PushEntryRequest, int]] = {}  # first index -> (req, arrival)
+        self.validated = -1
 
     def reset(self) -> None:
         self.write_requests.clear()
+        self.validated = -1
 
-    def _reply(self, req: PushEntryRequest, code: C, index: int | None = None) -> None:
+    def _reply(self, req: PushEntryRequest, code: C) -> None:
         ms = self.ctx.ms
         self.ctx.respond(
             req.reply(
@@ -137,7 +148,7 @@ class EntryHandler:
                 code=int(code),
                 term=ms.curr_term,
                 leader_id=ms.leader_id,
-                index=req.first_index if index is None else index,
+                index=req.first_index,
                 count=req.count,
                 begin_index=ms.ledger_begin_index,
                 end_index=ms.ledger_end_index,
@@ -154,16 +165,41 @@ class EntryHandler:
             return C.INCONSISTENT_LEADER
         return None
 
-    def _entries(self, req: PushEntryRequest) -> list[DLedgerEntry]:
+    @staticmethod
+    def _entries(req: PushEntryRequest) -> list[DLedgerEntry]:
         return req.batch_entry if req.batch_entry else ([req.entry] if req.entry is not None else [])
+
+    def _commit(self, req: PushEntryRequest) -> None:
+        set_committed(self.ctx, min(req.commit_index, self.validated))
+
+    def _match(self, e: DLedgerEntry) -> bool:
+        local = self.ctx.storage.get(e.index)
+        return local is not None and local.same_as(e)
+
+    def _put(self, e: DLedgerEntry) -> None:
+        """Store the leader's entry at ``validated + 1``: keep, overwrite a conflict, or append."""
+        ctx = self.ctx
+        storage = ctx.storage
+        if e.index <= storage.ledger_end_index:
+            if not self._match(e):
+                if e.index <= ctx.ms.committed_index:
+                    raise DLedgerError(C.INCONSISTENT_STATE, f"refusing to overwrite committed {e.index}")
+                storage.truncate(e)
+                ctx.must_sync = True
+        else:
+            ctx.written.append(storage.append(e.index, e.term, e.body, pos=e.pos))
+        self.validated = e.index
 
     def handle_push(self, req: PushEntryRequest) -> None:
         ctx = self.ctx
-        ms = ctx.ms
+        bad = self._check_leader(req)
         if req.type is PushType.APPEND:
             entries = self._entries(req)
             if not entries:
                 self._reply(req, C.REQUEST_WITH_EMPTY_BODYS)
+                return
+            if bad is not None:
+                self._reply(req, C.INCONSISTENT_STATE)
                 return
             first = entries[0].index
             if first in self.write_requests:
@@ -172,75 +208,64 @@ class EntryHandler:
             self.write_requests[first] = (req, ctx.now)
             self._drain()
             return
-        bad = self._check_leader(req)
         if req.type is PushType.COMMIT:
-            if bad is not None:
-                self._reply(req, bad)
-                return
-            set_committed(ctx, req.commit_index)
-            self._reply(req, C.SUCCESS)
+            if bad is None:
+                self._commit(req)
+            self._reply(req, bad or C.SUCCESS)
             return
-        # COMPARE / TRUNCATE: whatever was queued is stale now.
+        # COMPARE / TRUNCATE: queued appends belong to a superseded push sequence.
         self.write_requests.clear()
         if bad is not None or req.entry is None:
             self._reply(req, bad or C.UNEXPECTED_ARGUMENT)
             return
+        e = req.entry
         if req.type is PushType.COMPARE:
-            local = ctx.storage.get(req.entry.index)
-            ok = local is not None and local.same_as(req.entry)
+            ok = self._match(e)
+            if ok:
+                self.validated = max(self.validated, e.index)
             self._reply(req, C.SUCCESS if ok else C.INCONSISTENT_STATE)
             return
-        try:
-            ctx.storage.truncate(req.entry)
-        except DLedgerError as e:
-            self._reply(req, e.code)
+        if e.index > ctx.storage.ledger_end_index + 1 or e.index < ctx.storage.ledger_begin_index:
+            self._reply(req, C.INCONSISTENT_STATE)
             return
-        ms.committed_index = min(ms.committed_index, ms.ledger_end_index)
-        ctx.must_sync = True
-        set_committed(ctx, req.commit_index)
-        self._reply(req, C.SUCCESS)
+        if e.index <= self.validated:
+            ok = self._match(e)  # a stale TRUNCATE: the entry is already confirmed
+        else:
+            try:
+                self._put(e)
+                ok = True
+            except DLedgerError:
+                ok = False
+        if ok:
+            self._commit(req)
+        self._reply(req, C.SUCCESS if ok else C.INCONSISTENT_STATE)
 
     def _drain(self) -> None:
-        """Apply queued APPEND pushes in index order; answer those already stored."""
-        ctx = self.ctx
-        storage = ctx.storage
+        """Apply queued APPEND pushes that start at or below ``validated + 1``."""
         while True:
-            end = storage.ledger_end_index
-            old = [i for i in self.write_requests if i <= end]
-            for i in sorted(old):
-                req, _ = self.write_requests.pop(i)
-                # A lost acknowledgement: confirm if the stored entries are the pushed ones.
-                entries = self._entries(req)
-                ok = all((loc := storage.get(e.index)) is not None and loc.same_as(e) for e in entries)
-                if ok and self._check_leader(req) is None:
-                    set_committed(ctx, req.commit_index)
-                self._reply(req, C.SUCCESS if ok else C.INCONSISTENT_STATE)
-            item = self.write_requests.pop(end + 1, None)
-            if item is None:
+            ready = [i for i in self.write_requests if i <= self.validated + 1]
+            if not ready:
                 return
-            req, _ = item
-            bad = self._check_leader(req)
-            if bad is not None:
-                self._reply(req, C.INCONSISTENT_STATE)
-                continue
+            req, _ = self.write_requests.pop(min(ready))
+            ok = True
             try:
                 for e in self._entries(req):
-                    ctx.written.append(storage.append(e.index, e.term, e.body, pos=e.pos))
+                    if e.index <= self.validated:
+                        ok = ok and self._match(e)  # a duplicate or a lost acknowledgement
+                    else:
+                        self._put(e)
             except DLedgerError:
-                self._reply(req, C.INCONSISTENT_STATE)
-                continue
-            set_committed(ctx, req.commit_index)
-            self._reply(req, C.SUCCESS)
+                ok = False
+            if ok:
+                self._commit(req)
+            self._reply(req, C.SUCCESS if ok else C.INCONSISTENT_STATE)
 
     def tick(self) -> None:
         """A gap that does not fill: fail the earliest timed-out push so the leader compares."""
         if not self.write_requests:
             return
         ctx = self.ctx
-        limit = ctx.cfg.ticks(_FOLLOWER_PUSH_TIMEOUT_MS)
-        if ctx.storage.ledger_end_index + 1 in self.write_requests:
-            self._drain()
-            return
+        limit = ctx.cfg.ticks(ctx.cfg.maxPushTimeOutMs)
         late = [i for i, (_r, t) in self.write_requests.items() if ctx.now - t >= limit]
         if late:
             req, _ = self.write_requests.pop(min(late))
@@ -256,10 +281,11 @@ class EntryPusher:
         self.checker = QuorumAckChecker(ctx)
         self.handler = EntryHandler(ctx)
         t = ctx.cfg.ticks
-        self._rpc_timeout = t(_RPC_TIMEOUT_MS)
-        self._retry = t(_RETRY_AFTER_ERROR_MS)
-        self._commit_idle = t(_COMMIT_PUSH_IDLE_MS)
-        self._push_timeout = t(ctx.cfg.maxPushTimeOutMs)
+        push_ms = ctx.cfg.maxPushTimeOutMs
+        self._rpc_timeout = t(3 * push_ms)
+        self._retry = t(push_ms // 2)
+        self._commit_idle = t(push_ms)
+        self._push_timeout = t(push_ms)
 
     # ------------------------------------------------------------------ lifecycle
     def on_role_change(self, role: Role, term: int) -> None:

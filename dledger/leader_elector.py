@@ -33,7 +33,6 @@ from dledger.protocol import (
 
 __all__ = ["LeaderElector"]
 
-_VOTE_WAIT_BASE_MS = 2000
 _TRANSFER_REPLY_GRACE_MS = 3000
 _PREFERRED_CHECK_MS = 1000
 
@@ -203,6 +202,14 @@ class LeaderElector:
             r.success += 1
         elif code == C.EXPIRED_TERM:
             r.max_term = max(r.max_term, resp.term)
+            if resp.term > self.ms.curr_term:
+                # Deviation from DLedger: step down even when a quorum answered. A member
+                # that moved to a higher term while cut off (a candidate with a stale log)
+                # otherwise never rejoins: it rejects every heartbeat of the lower term.
+                self.hb_round = None
+                self.change_role_to_candidate(resp.term)
+                self.need_increase_term_immediately = True
+                return
         elif code == C.INCONSISTENT_LEADER:
             r.inconsistent_leader = True
         elif code == C.TERM_NOT_READY:
@@ -278,7 +285,8 @@ class LeaderElector:
     def _send_votes(self, term: int) -> None:
         ms = self.ms
         t = self.cfg.ticks
-        wait = t(_VOTE_WAIT_BASE_MS) + self.ctx.rng.randint(0, t(self.cfg.maxVoteIntervalMs))
+        # DLedger waits 2000 ms + random(maxVoteIntervalMs); 2000 is its heartbeat interval.
+        wait = self.hb_interval + self.ctx.rng.randint(0, t(self.cfg.maxVoteIntervalMs))
         r = _VoteRound(term, self.ctx.now + wait, {})
         self.vote_round = r
         for peer in ms.other_peers():
@@ -510,9 +518,13 @@ class LeaderElector:
             if req.term != ms.curr_term:
                 self._answer_incoming(C.INCONSISTENT_TERM)
                 return
-            ms.term_to_take_leadership = req.term + 1
             self.change_role_to_candidate(ms.curr_term)
-            self.need_increase_term_immediately = True
+            # Enter term + 1 now rather than on the next maintainer pass (DLedger's
+            # needIncreaseTermImmediately): otherwise a heartbeat of the old leader that
+            # arrives first makes this member its follower again and the transfer fails.
+            ms.term_to_take_leadership = ms.next_term()
+            self.last_parse_result = ParseResult.WAIT_TO_REVOTE
+            self.next_time_to_request_vote = self._random_vote_interval()
             inc.started = True  # after the role change above, which must not answer it
         elif now >= inc.deadline:
             self._answer_incoming(C.TAKE_LEADERSHIP_FAILED)
