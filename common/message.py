@@ -449,7 +449,8 @@ class MessageExtBrokerInner:
     sys_flag: int = 0
     born_timestamp: int = 0
     born_host: tuple[str, int] = ("127.0.0.1", 0)
-    store_host: tuple[str, int] = ("127.0.0.1", 10911)
+    # None: the store fills in its own address (DefaultMessageStore(store_host=...))
+    store_host: tuple[str, int] | None = None
     reconsume_times: int = 0
     prepared_transaction_offset: int = 0
     # filled by the store

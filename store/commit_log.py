@@ -117,6 +117,7 @@ _HEADERS = {
     for sv6 in (False, True)
 }
 _HEAD = struct.Struct(_HEAD_FMT)
+_HDR44 = _HEADERS[(False, False)]
 _BLANK = struct.Struct(">ii")
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
@@ -240,12 +241,15 @@ class CommitLog:
             self._addr_cache[host] = b
         return b
 
-    def _msg_id(self, store_host: tuple[str, int], phys: int) -> str:
+    def _msg_id_prefix(self, store_host: tuple[str, int]) -> str:
         prefix = self._msg_id_prefix_cache.get(store_host)
         if prefix is None:
             prefix = (host_to_bytes(store_host) + _I32.pack(store_host[1])).hex().upper()
             self._msg_id_prefix_cache[store_host] = prefix
-        return f"{prefix}{phys:016X}"
+        return prefix
+
+    def _msg_id(self, store_host: tuple[str, int], phys: int) -> str:
+        return f"{self._msg_id_prefix(store_host)}{phys:016X}"
 
     def _last_file_for(self, total: int) -> MappedFile | None:
         """The file to append ``total`` bytes to; writes the BLANK record and rolls when needed."""
@@ -335,7 +339,8 @@ class CommitLog:
         msg.sys_flag = sys_flag
         return PutMessageResult(
             PutMessageStatus.PUT_OK,
-            AppendMessageResult(AppendMessageStatus.PUT_OK, phys, total, self._msg_id(store, phys), now, qoff, 1),
+            AppendMessageResult(AppendMessageStatus.PUT_OK, phys, total, "", now, qoff, 1,
+                                msg_id_prefix=self._msg_id_prefix(store)),
         )
 
     def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
@@ -510,17 +515,17 @@ class CommitLog:
             else:
                 tlen = _I16.unpack_from(mv, p)[0]
                 p += 2
-            topic_raw = bytes(mv[p : p + tlen])
+            topic_raw = mv[p : p + tlen]
             p += tlen
             plen = _I16.unpack_from(mv, p)[0] & 0xFFFF
             p += 2
             if p + plen != end or tlen <= 0:
                 return _INVALID
-            props_raw = bytes(mv[p : end])
-            if strict and (b"\x00" in topic_raw or b"\x00" in props_raw):
+            props_raw = mv[p:end]
+            if strict and (b"\x00" in topic_raw.tobytes() or b"\x00" in props_raw.tobytes()):
                 return _INVALID
-            topic = topic_raw.decode("utf-8")
-            props_s = props_raw.decode("utf-8") if plen else ""
+            topic = str(topic_raw, "utf-8")
+            props_s = str(props_raw, "utf-8") if plen else ""
         except (struct.error, IndexError, UnicodeDecodeError):
             return _INVALID
         props = _parse_props(props_s)
@@ -542,8 +547,64 @@ class CommitLog:
 
     # -- recovery -------------------------------------------------------------------------
 
-    def _walk(self, start_index: int, check_crc: bool, on_record: Callable[[DispatchRequest], None] | None) -> int:
-        """Walk records from file ``start_index``; return the offset after the last valid record."""
+    def _check_light(self, mm, mv: memoryview, pos: int, check_crc: bool):
+        """Validate the record at ``pos`` without building a DispatchRequest (recovery fast path).
+
+        Returns ``(size, topic, queue_id, sys_flag)``; size 0 = BLANK, -1 = invalid.
+        """
+        n = len(mv)
+        if pos + 8 > n:
+            return -1, "", 0, 0
+        total, magic = _BLANK.unpack_from(mv, pos)
+        if magic == BLANK_MAGIC_CODE:
+            return 0, "", 0, 0
+        if (magic != MESSAGE_MAGIC_CODE and magic != MESSAGE_MAGIC_CODE_V2) or total < _MIN_RECORD or pos + total > n:
+            return -1, "", 0, 0
+        try:
+            # one unpack for the common IPv4/IPv4 header, redone with the right layout otherwise
+            f = _HDR44.unpack_from(mv, pos)
+            sys_flag = f[7]
+            if sys_flag & (_BORN_V6 | _STORE_V6):
+                hdr = _HEADERS[(bool(sys_flag & _BORN_V6), bool(sys_flag & _STORE_V6))]
+                f = hdr.unpack_from(mv, pos)
+                p = pos + hdr.size
+            else:
+                p = pos + 88
+            crc = f[2]
+            qid = f[3]
+            body_len = f[-1]
+            end = pos + total
+            if body_len < 0 or p + body_len > end:
+                return -1, "", 0, 0
+            if check_crc and (zlib.crc32(mv[p : p + body_len]) & 0x7FFFFFFF) != crc:
+                log.warning("body CRC mismatch at position %d", pos)
+                return -1, "", 0, 0
+            p += body_len
+            if magic == MESSAGE_MAGIC_CODE:
+                tlen = mv[p]
+                p += 1
+            else:
+                tlen = _I16.unpack_from(mv, p)[0]
+                p += 2
+            tstart = p
+            p += tlen
+            plen = _I16.unpack_from(mv, p)[0] & 0xFFFF
+            if tlen <= 0 or p + 2 + plen != end or mm.find(b"\x00", tstart, p) >= 0 or (
+                    plen and mm.find(b"\x00", p + 2, end) >= 0):
+                return -1, "", 0, 0
+            topic = str(mv[tstart:p], "utf-8")
+        except (struct.error, IndexError, UnicodeDecodeError):
+            return -1, "", 0, 0
+        return total, topic, qid, sys_flag
+
+    def _walk(self, start_index: int, check_crc: bool, on_record: Callable[[DispatchRequest], None] | None,
+              needs_dispatch: Callable[[str, int, int, int, int], bool] | None = None) -> int:
+        """Walk records from file ``start_index``; return the offset after the last valid record.
+
+        Every record is validated (lengths, magic, optional CRC, no NUL in topic or
+        properties). ``on_record`` receives the records ``needs_dispatch(topic,
+        queue_id, offset, size, sys_flag)`` accepts (all when it is None).
+        """
         files = self.mapped_file_queue.mapped_files
         index = start_index
         mf = files[index]
@@ -551,17 +612,20 @@ class CommitLog:
         process_offset = mf.file_from_offset
         pos = 0
         while True:
-            req = self.check_message_and_return_size(mv, pos, mf.file_from_offset, check_crc, strict=True)
-            size = req.msg_size
-            if req.success and size > 0:
-                if req.commit_log_offset != mf.file_from_offset + pos:
-                    log.warning("record at %d claims offset %d; stopping", mf.file_from_offset + pos,
-                                req.commit_log_offset)
+            size, topic, qid, sys_flag = self._check_light(mf.mm, mv, pos, check_crc)
+            if size > 0:
+                phys = mf.file_from_offset + pos
+                if _I64.unpack_from(mv, pos + 28)[0] != phys:
+                    log.warning("record at %d claims another offset; stopping", phys)
                     break
-                if on_record is not None:
+                if on_record is not None and (needs_dispatch is None or needs_dispatch(topic, qid, phys, size,
+                                                                                         sys_flag)):
+                    req = self.check_message_and_return_size(mv, pos, mf.file_from_offset, False)
+                    if not req.success:
+                        break
                     on_record(req)
                 pos += size
-            elif req.success and size == 0:
+            elif size == 0:
                 index += 1
                 if index >= len(files):
                     log.info("recover: last file %s ends with BLANK", mf.file_name)
@@ -631,7 +695,8 @@ class CommitLog:
 
     def recover_abnormally(self, max_phy_offset_of_cq: int, min_timestamp: int,
                            dispatch: Callable[[DispatchRequest], None],
-                           truncate_cq: Callable[[int], None], destroy_cq: Callable[[], None]) -> int:
+                           truncate_cq: Callable[[int], None], destroy_cq: Callable[[], None],
+                           needs_dispatch: Callable[[str, int, int, int, int], bool] | None = None) -> int:
         """Abnormal recovery: re-dispatch every valid record from the last file older than the checkpoint."""
         files = self.mapped_file_queue.mapped_files
         if not files:
@@ -644,7 +709,7 @@ class CommitLog:
                 start = i
                 log.info("abnormal recovery starts at %s", files[i].file_name)
                 break
-        process_offset = self._walk(start, self.config.checkCRCOnRecover, dispatch)
+        process_offset = self._walk(start, self.config.checkCRCOnRecover, dispatch, needs_dispatch)
         self._finish_recover(process_offset)
         if max_phy_offset_of_cq > process_offset:
             log.warning("consume queues point past the commit log end %d: truncating", process_offset)

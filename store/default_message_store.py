@@ -17,7 +17,14 @@ import struct
 import time
 from collections.abc import Awaitable, Callable
 
-from common.message import MessageConst, MessageExt, MessageExtBatch, MessageExtBrokerInner, decode_message
+from common.message import (
+    MessageConst,
+    MessageExt,
+    MessageExtBatch,
+    MessageExtBrokerInner,
+    MessageSysFlag,
+    decode_message,
+)
 from common.util import now_ms
 from store.commit_log import SCHEDULE_TOPIC, CommitLog, TagsCodeCalculator
 from store.config import BrokerRole, FlushDiskType, MessageStoreConfig
@@ -74,11 +81,13 @@ class DefaultMessageStore:
         *,
         store_host: tuple[str, int] = ("127.0.0.1", 10911),
         arriving_listener: ArrivingListener | None = None,
+        commit_log_factory: Callable[[MessageStoreConfig, TagsCodeCalculator], CommitLog] | None = None,
     ) -> None:
         self.config = config
         self.store_host = store_host
         self.tags_code = TagsCodeCalculator(config.delay_levels_ms())
-        self.commit_log = CommitLog(config, self.tags_code)
+        # a DLedger-backed log can be plugged in here; it must offer CommitLog's interface methods
+        self.commit_log = (commit_log_factory or CommitLog)(config, self.tags_code)
         self.consume_queues = ConsumeQueueStore(config.consume_queue_dir, config.mapped_file_size_consume_queue)
         self.checkpoint: StoreCheckpoint | None = None
         self.index_service = None
@@ -164,7 +173,8 @@ class DefaultMessageStore:
                       else ckpt.get_min_timestamp())
             self.commit_log.recover_abnormally(max_phy_cq, min_ts, self._dispatch,
                                                self.consume_queues.truncate_dirty,
-                                               self.consume_queues.destroy_all)
+                                               self.consume_queues.destroy_all,
+                                               self._needs_dispatch)
         self.commit_log.topic_queue_table = self.consume_queues.max_offsets()
         min_phy = self.commit_log.get_min_offset()
         if min_phy > 0:
@@ -176,6 +186,20 @@ class DefaultMessageStore:
         for cq in self.consume_queues:
             start = max(start, cq.max_physic_offset)
         return start
+
+    def _needs_dispatch(self, topic: str, queue_id: int, offset: int, size: int, sys_flag: int) -> bool:
+        """Whether re-dispatching a record during recovery would change anything (CQ unit or index entry missing)."""
+        tx = sys_flag & MessageSysFlag.TRANSACTION_MASK
+        if tx == MessageSysFlag.TRANSACTION_NOT_TYPE or tx == MessageSysFlag.TRANSACTION_COMMIT_TYPE:
+            cq = self.consume_queues.find(topic, queue_id)
+            if cq is None or cq.max_physic_offset < offset + size:
+                return True
+        idx = self.index_service
+        if idx is not None and self.config.messageIndexEnable:
+            files = idx.index_files
+            if not files or offset >= files[-1].end_phy_offset:
+                return True
+        return False
 
     def _dispatch(self, req: DispatchRequest) -> None:
         for d in self.dispatchers:
@@ -302,6 +326,8 @@ class DefaultMessageStore:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark=f"illegal topic name {msg.topic!r}")
         if msg.queue_id < 0:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark=f"illegal queue id {msg.queue_id}")
+        if msg.store_host is None:
+            msg.store_host = self.store_host
         return None
 
     def _after_put(self, result: PutMessageResult) -> None:

@@ -95,6 +95,11 @@ class FlushRealTimeService:
         self._event.set()
 
 
+def _expire(fut: asyncio.Future) -> None:
+    if not fut.done():
+        fut.set_result(False)
+
+
 class GroupCommitService:
     """SYNC_FLUSH: resolve each writer once the data covering its record is on disk."""
 
@@ -113,13 +118,16 @@ class GroupCommitService:
         """True once the flushed offset is ≥ ``target``; False after ``timeout_ms``."""
         if self.commit_log.mapped_file_queue.flushed_where >= target:
             return True
-        fut = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
         self._requests.append((target, fut))
         self._event.set()
+        # a timer instead of wait_for(): no extra task per writer on this hot path
+        timer = loop.call_later(timeout_ms / 1000.0, _expire, fut)
         try:
-            return await asyncio.wait_for(asyncio.shield(fut), timeout_ms / 1000.0)
-        except TimeoutError:
-            return False
+            return await fut
+        finally:
+            timer.cancel()
 
     def _flush(self, target: int) -> int:
         flushed = flush_until(self.commit_log, target)

@@ -43,26 +43,48 @@ class AppendMessageStatus(Enum):
     UNKNOWN_ERROR = "UNKNOWN_ERROR"
 
 
-@dataclass(slots=True)
 class AppendMessageResult:
     """Where a message (or a batch) was written.
 
-    ``msg_id`` is the offset msgId (comma-joined for a batch); ``logics_offset``
+    ``msg_id`` is the offset msgId (comma-joined for a batch), built on first
+    access from ``msg_id_prefix`` (store host hex) when not given; ``logics_offset``
     the first queue offset; ``wrote_offset`` the CommitLog offset of the first record.
     """
 
-    status: AppendMessageStatus = AppendMessageStatus.PUT_OK
-    wrote_offset: int = 0
-    wrote_bytes: int = 0
-    msg_id: str = ""
-    store_timestamp: int = 0
-    logics_offset: int = 0
-    msg_num: int = 1
-    page_cache_rt: int = 0
+    __slots__ = ("status", "wrote_offset", "wrote_bytes", "_msg_id", "store_timestamp", "logics_offset",
+                 "msg_num", "page_cache_rt", "_msg_id_prefix")
+
+    def __init__(self, status: AppendMessageStatus = AppendMessageStatus.PUT_OK, wrote_offset: int = 0,
+                 wrote_bytes: int = 0, msg_id: str = "", store_timestamp: int = 0, logics_offset: int = 0,
+                 msg_num: int = 1, page_cache_rt: int = 0, *, msg_id_prefix: str | None = None) -> None:
+        self.status = status
+        self.wrote_offset = wrote_offset
+        self.wrote_bytes = wrote_bytes
+        self._msg_id = msg_id
+        self.store_timestamp = store_timestamp
+        self.logics_offset = logics_offset
+        self.msg_num = msg_num
+        self.page_cache_rt = page_cache_rt
+        self._msg_id_prefix = msg_id_prefix
+
+    @property
+    def msg_id(self) -> str:
+        if not self._msg_id and self._msg_id_prefix is not None:
+            self._msg_id = f"{self._msg_id_prefix}{self.wrote_offset:016X}"
+        return self._msg_id
+
+    @msg_id.setter
+    def msg_id(self, value: str) -> None:
+        self._msg_id = value
 
     @property
     def is_ok(self) -> bool:
         return self.status is AppendMessageStatus.PUT_OK
+
+    def __repr__(self) -> str:
+        return (f"AppendMessageResult({self.status.name}, wrote_offset={self.wrote_offset}, "
+                f"wrote_bytes={self.wrote_bytes}, msg_id={self.msg_id!r}, logics_offset={self.logics_offset}, "
+                f"msg_num={self.msg_num})")
 
 
 @dataclass(slots=True)

@@ -249,3 +249,19 @@ def test_offset_msg_id_roundtrip(host):
     assert decode_offset_msg_id(mid) == (host, 123456789)
     with pytest.raises(ValueError):
         decode_offset_msg_id("ABC")
+
+
+def test_store_fills_its_own_host_when_the_message_has_none(tmp_path):
+    from store.default_message_store import DefaultMessageStore
+
+    store = DefaultMessageStore(small_config(tmp_path), store_host=("fd00::9", 30911))
+    assert store.load()
+    m = make_msg(body=b"h")
+    m.store_host = None
+    r = store.put_message(m)
+    assert r.is_ok()
+    got = store.look_message_by_offset(r.append_result.wrote_offset)
+    assert got.store_host == ("fd00::9", 30911)
+    assert got.sys_flag & MessageSysFlag.STOREHOSTADDRESS_V6
+    assert decode_offset_msg_id(r.append_result.msg_id) == (("fd00::9", 30911), r.append_result.wrote_offset)
+    store.shutdown_sync()
