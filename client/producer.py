@@ -92,6 +92,7 @@ class Producer:
         create_topic_key: str = DEFAULT_TOPIC,
         default_topic_queue_nums: int = 4,
         send_latency_fault_enable: bool = False,
+        instance: MQClientInstance | None = None,
     ):
         err = validate_group(group)
         if err:
@@ -112,6 +113,7 @@ class Producer:
         self.fault_strategy = MQFaultStrategy(send_latency_fault_enable)
         self.topic_publish_info: dict[str, TopicPublishInfo] = {}
         self.instance: MQClientInstance | None = None
+        self._shared_instance = instance
         self._ids: MessageClientIDSetter | None = None
         self._pending: set[asyncio.Task] = set()
 
@@ -121,11 +123,12 @@ class Producer:
         """Create the client instance, register the group and start route/heartbeat tasks."""
         if self.instance is not None:
             return
-        inst = MQClientInstance(self.config)
+        inst = self._shared_instance or MQClientInstance(self.config)
         inst.register_producer(self.group, self)
-        self._ids = MessageClientIDSetter(ip=self.config.client_ip)
+        self._ids = MessageClientIDSetter(ip=inst.config.client_ip)
         self.instance = inst
-        await inst.start()
+        if self._shared_instance is None:
+            await inst.start()
 
     async def shutdown(self) -> None:
         """Wait for in-flight async sends, unregister and close."""
@@ -134,7 +137,10 @@ class Producer:
         if self._pending:
             await asyncio.wait(list(self._pending), timeout=self.send_msg_timeout * 3)
         inst, self.instance = self.instance, None
-        await inst.shutdown()
+        if self._shared_instance is None:
+            await inst.shutdown()
+        else:
+            inst.producers.pop(self.group, None)
 
     async def __aenter__(self) -> Producer:
         await self.start()
