@@ -24,17 +24,13 @@ from broker.processor.broker_config_processor import BrokerConfigProcessor
 from broker.processor.client_manage_processor import ClientManageProcessor
 from broker.processor.consumer_manage_processor import ConsumerManageProcessor
 from broker.processor.consumer_relay_processor import ConsumerRelayProcessor
-from broker.processor.end_transaction_processor import EndTransactionProcessor
 from broker.processor.group_admin_processor import GroupAdminProcessor
-from broker.processor.lock_processor import LockProcessor
 from broker.processor.pull_message_processor import PullMessageProcessor
 from broker.processor.query_message_processor import QueryMessageProcessor
 from broker.processor.queue_offset_processor import QueueOffsetProcessor
-from broker.processor.send_back_processor import SendBackProcessor
 from broker.processor.send_message_processor import SendMessageProcessor
 from broker.processor.topic_admin_processor import TopicAdminProcessor
 from broker.producer_manager import ProducerManager
-from broker.rebalance_lock_manager import RebalanceLockManager
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
 from common.perm import is_readable, is_writeable
@@ -86,10 +82,20 @@ class Broker:
         self.producer_manager: ProducerManager | None = None
         self.consumer_filter_manager: ConsumerFilterManager | None = None
         self.pull_processor: PullMessageProcessor | None = None
+        self.stats: BrokerStatsManager | None = None
+        self.store_host: tuple[str, int] = ("127.0.0.1", 10911)
+        self.is_slave = False
+        self._services: list[tuple[Any, Any]] = []
         self._tasks: list[asyncio.Task] = []
         self._register_pending = False
         self._register_task: asyncio.Task | None = None
         self._stopped = False
+
+    def add_service(self, start: Any = None, stop: Any = None) -> None:
+        """Run ``start()`` in :meth:`start` (after the store starts, before the port opens) and ``stop()``
+        in :meth:`shutdown` (after the port closes, before config files are persisted and the store
+        shuts down). Either may be a plain function or a coroutine function; stops run in reverse order."""
+        self._services.append((start, stop))
 
     # -- registration -----------------------------------------------------------------
 
@@ -179,6 +185,11 @@ class Broker:
         cfg = self.configs
         bc = cfg.broker
         self.store.start()
+        for start, _stop in self._services:
+            if start is not None:
+                r = start()
+                if asyncio.iscoroutine(r):
+                    await r
         try:
             await self.server.start()
         except OSError as e:
@@ -224,6 +235,14 @@ class Broker:
                 with contextlib.suppress(Exception):
                     await srv.stop(grace)
         await self.pull_processor.hold_service.stop()
+        for _start, stop in reversed(self._services):
+            if stop is not None:
+                try:
+                    r = stop()
+                    if asyncio.iscoroutine(r):
+                        await r
+                except Exception:  # noqa: BLE001 - keep shutting down
+                    log.exception("service stop failed")
         for t in self._tasks:
             t.cancel()
         if self._register_task is not None:
@@ -281,7 +300,9 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         ha_server_addr=f"{bc.broker_ip2()}:{port + 1}",
     )
     config_dir = os.path.join(sc.storePathRootDir, "config")
-    stats = BrokerStatsManager()
+    b.stats = stats = BrokerStatsManager()
+    b.store_host = store_host
+    b.is_slave = is_slave
     b.topic_config_manager = topics = TopicConfigManager(bc, os.path.join(config_dir, "topics.json"), b.request_register)
     b.subscription_group_manager = groups = SubscriptionGroupManager(bc, os.path.join(config_dir, "subscriptionGroup.json"))
     b.consumer_offset_manager = offsets = ConsumerOffsetManager(os.path.join(config_dir, "consumerOffset.json"))
@@ -313,6 +334,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     send = SendMessageProcessor(
         bc, store, topics, groups, stats, store_host,
         max_message_size=sc.maxMessageSize, must_wait=must_wait, is_slave=is_slave,
+        max_delay_level=len(sc.delay_levels_ms()),
     )
     pull = PullMessageProcessor(
         bc, store, topics, groups, consumers, offsets, stats,
@@ -321,9 +343,6 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     )
     b.pull_processor = pull
     hold_ref.append(pull.hold_service)
-    send_back = SendBackProcessor(bc, store, topics, groups, stats, store_host)
-    end_tx = EndTransactionProcessor(store, topics, store_host, is_slave=is_slave, max_message_size=sc.maxMessageSize)
-    locks = LockProcessor(RebalanceLockManager())
     relay = ConsumerRelayProcessor(consumers)
     client_mgmt = ClientManageProcessor(bc, consumers, producers, groups, topics, filters)
     consumer_mgmt = ConsumerManageProcessor(consumers, offsets, store, is_slave=is_slave)
@@ -349,10 +368,6 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         RequestCode.SEND_MESSAGE: send,
         RequestCode.SEND_MESSAGE_V2: send,
         RequestCode.SEND_BATCH_MESSAGE: send,
-        RequestCode.CONSUMER_SEND_MSG_BACK: send_back,
-        RequestCode.END_TRANSACTION: end_tx,
-        RequestCode.LOCK_BATCH_MQ: locks.lock_batch_mq,
-        RequestCode.UNLOCK_BATCH_MQ: locks.unlock_batch_mq,
         RequestCode.GET_CONSUMER_RUNNING_INFO: relay,
         RequestCode.CONSUME_MESSAGE_DIRECTLY: relay,
         RequestCode.HEART_BEAT: client_mgmt.heart_beat,

@@ -180,6 +180,7 @@ class SendMessageProcessor:
         must_wait: bool = False,
         is_slave: bool = False,
         transactional_bridge: Any = None,
+        max_delay_level: int = 18,
     ):
         self.broker_config = broker_config
         self.store = store
@@ -191,6 +192,7 @@ class SendMessageProcessor:
         self.must_wait = must_wait  # SYNC_FLUSH / SYNC_MASTER: the put has to await durability
         self.is_slave = is_slave
         self.transactional_bridge = transactional_bridge
+        self.max_delay_level = max_delay_level
         self.waiting_puts = 0
         self._cluster_prop = MessageConst.CLUSTER + _NAME_VALUE + broker_config.brokerClusterName
         self._resp_base = {
@@ -343,10 +345,39 @@ class SendMessageProcessor:
                     f"the broker[{self.broker_config.broker_ip1()}] sending transaction message is forbidden",
                 )
             msg = self._to_half_message(msg)
+        elif MessageConst.DELAY in props:
+            err = self._rewrite_delayed(req, msg)
+            if err is not None:
+                return err
         if self.must_wait:
             return self._put_async(req, msg, topic, len(body), batch=False)
         result = self.store.put_message(msg)
         return self._response(req, result, topic, qid, len(body))
+
+    def _rewrite_delayed(self, req: RemotingCommand, msg: MessageExtBrokerInner) -> RemotingCommand | None:
+        """DELAY > 0: park the message in SCHEDULE_TOPIC_XXXX queue ``level - 1`` (what RocketMQ's CommitLog
+        does before appending); REAL_TOPIC/REAL_QID keep the destination and the properties string is
+        re-serialized from the map (so it keeps WAIT, as RocketMQ's does)."""
+        tx = MessageSysFlag.get_transaction_value(msg.sys_flag)
+        if tx not in (MessageSysFlag.TRANSACTION_NOT_TYPE, MessageSysFlag.TRANSACTION_COMMIT_TYPE):
+            return None
+        props = msg.properties
+        raw = props[MessageConst.DELAY]
+        try:
+            level = int(raw)
+        except ValueError:
+            return self._error(req, ResponseCode.MESSAGE_ILLEGAL, f"the delay level [{raw}] is not a number")
+        if level <= 0 or self.max_delay_level <= 0:
+            return None
+        if level > self.max_delay_level:
+            level = self.max_delay_level
+            props[MessageConst.DELAY] = str(level)
+        props[MessageConst.REAL_TOPIC] = msg.topic
+        props[MessageConst.REAL_QID] = str(msg.queue_id)
+        msg.properties_string = _PROP_SEP.join(k + _NAME_VALUE + v for k, v in props.items())
+        msg.topic = mixall.SCHEDULE_TOPIC
+        msg.queue_id = level - 1
+        return None
 
     def _to_half_message(self, msg: MessageExtBrokerInner) -> MessageExtBrokerInner:
         """Park a prepared transactional message in RMQ_SYS_TRANS_HALF_TOPIC queue 0 (REAL_TOPIC/REAL_QID kept)."""

@@ -258,3 +258,34 @@ async def test_queue_offset_queries(shared_broker):
         assert r.code == ResponseCode.SYSTEM_ERROR and "queueId" in r.remark
         r = await call(c, addr, RequestCode.GET_MAX_OFFSET, {"topic": "../../OffT", "queueId": 0})
         assert r.code == ResponseCode.SYSTEM_ERROR and "illegal" in r.remark
+
+
+async def test_delayed_and_half_messages_are_parked(shared_broker):
+    addr = shared_broker.addr
+    async with RemotingClient() as c:
+        r = await send(c, addr, "DelayT", b"later", {"DELAY": "3", "WAIT": "true"}, queue_id=1)
+        assert r.code == ResponseCode.SUCCESS
+        r = await send(c, addr, "DelayT", b"clamped", {"DELAY": "99"}, queue_id=0)
+        assert r.code == ResponseCode.SUCCESS
+        await wait_max_offset(c, addr, "SCHEDULE_TOPIC_XXXX", 2, 1)
+        (m,) = messages(await pull(c, addr, "gD", "SCHEDULE_TOPIC_XXXX", 2, 0))
+        assert m.body == b"later"
+        assert m.properties["REAL_TOPIC"] == "DelayT" and m.properties["REAL_QID"] == "1"
+        assert m.properties["DELAY"] == "3" and m.properties["WAIT"] == "true"
+        await wait_max_offset(c, addr, "SCHEDULE_TOPIC_XXXX", 17, 1)
+        (m,) = messages(await pull(c, addr, "gD", "SCHEDULE_TOPIC_XXXX", 17, 0))
+        assert m.body == b"clamped" and m.properties["DELAY"] == "18"
+        r = await call(c, addr, RequestCode.GET_MAX_OFFSET, {"topic": "DelayT", "queueId": 1})
+        assert r.ext_fields["offset"] == "0"
+        r = await send(c, addr, "DelayT", b"x", {"DELAY": "soon"})
+        assert r.code == ResponseCode.MESSAGE_ILLEGAL
+        # a prepared transactional message goes to the half topic, queue 0, transaction bits cleared
+        r = await send(c, addr, "TxParkT", b"half", {"TRAN_MSG": "true", "PGROUP": "txg"}, queue_id=2,
+                       sys_flag=MessageSysFlag.TRANSACTION_PREPARED_TYPE)
+        assert r.code == ResponseCode.SUCCESS
+        host, phys = decode_offset_msg_id(r.ext_fields["msgId"])
+        r = await call(c, addr, RequestCode.VIEW_MESSAGE_BY_ID, {"offset": phys})
+        (m,) = messages(r)
+        assert m.topic == "RMQ_SYS_TRANS_HALF_TOPIC" and m.queue_id == 0
+        assert m.properties["REAL_TOPIC"] == "TxParkT" and m.properties["REAL_QID"] == "2"
+        assert MessageSysFlag.get_transaction_value(m.sys_flag) == 0
