@@ -24,7 +24,8 @@ log = logging.getLogger(__name__)
 
 CQ_STORE_UNIT_SIZE = 20
 _UNIT = struct.Struct(">qiq")
-_BLANK_UNIT = _UNIT.pack(0, 0x7FFFFFFF, 0)
+_PREFILL_SIZE = 0x7FFFFFFF
+_BLANK_UNIT = _UNIT.pack(0, _PREFILL_SIZE, 0)
 _TOPIC_RE = re.compile(r"^[%|a-zA-Z0-9_-]+$")
 MAX_TOPIC_LENGTH = 127
 
@@ -73,7 +74,8 @@ class ConsumeQueue:
                 offset, sz, _tags = _UNIT.unpack_from(mm, pos)
                 if offset >= 0 and sz > 0:
                     pos += CQ_STORE_UNIT_SIZE
-                    self.max_physic_offset = offset + sz
+                    if sz != _PREFILL_SIZE or offset != 0:  # pre-fill units point nowhere
+                        self.max_physic_offset = offset + sz
                 else:
                     stop = True
                     break
@@ -91,7 +93,7 @@ class ConsumeQueue:
 
     def truncate_dirty_logic_files(self, phy_offset: int) -> None:
         """Drop units pointing at or beyond CommitLog offset ``phy_offset``."""
-        self.max_physic_offset = phy_offset
+        self.max_physic_offset = -1
         while True:
             mf = self.queue.get_last_mapped_file()
             if mf is None:
@@ -109,7 +111,8 @@ class ConsumeQueue:
                     if offset >= phy_offset:
                         break
                     keep = pos + CQ_STORE_UNIT_SIZE
-                    self.max_physic_offset = offset + sz
+                    if sz != _PREFILL_SIZE or offset != 0:
+                        self.max_physic_offset = offset + sz
                 else:
                     break
             if cut:
@@ -128,7 +131,7 @@ class ConsumeQueue:
         mm = mf.mm
         for pos in range(0, mf.wrote_position, CQ_STORE_UNIT_SIZE):
             offset, sz, _tags = _UNIT.unpack_from(mm, pos)
-            if offset >= phy_min_offset and not (offset == 0 and sz == 0x7FFFFFFF):  # skip pre-fill units
+            if offset >= phy_min_offset and not (offset == 0 and sz == _PREFILL_SIZE):  # skip pre-fill units
                 self.min_logic_offset = mf.file_from_offset + pos
                 return
         # every unit of the first file points below the CommitLog: the next unit to come is the min

@@ -140,3 +140,19 @@ def test_delay_topic_units_carry_delivery_time(tmp_path):
     unit = store.consume_queues.find("SCHEDULE_TOPIC_XXXX", 1).get_unit(0)
     assert unit[2] == r.append_result.store_timestamp + 5000
     store.shutdown_sync()
+
+
+def test_prefill_units_never_count_as_dispatched_data(tmp_path):
+    cq = ConsumeQueue("T", 0, str(tmp_path), 200)
+    assert cq.put_message_position_info(5000, 100, 0, 3)  # pre-fills units 0..2
+    cq.truncate_dirty_logic_files(5000)  # the only real unit goes
+    assert cq.get_max_offset_in_queue() == 3 and cq.max_physic_offset == -1
+    # the record can be dispatched again
+    assert cq.put_message_position_info(5000, 100, 0, 3)
+    assert cq.get_unit(3) == (5000, 100, 0)
+    cq.flush()
+    cq.shutdown()
+    cq2 = ConsumeQueue("T", 0, str(tmp_path), 200)
+    assert cq2.load()
+    cq2.recover()
+    assert cq2.max_physic_offset == 5100
