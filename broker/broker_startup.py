@@ -82,6 +82,7 @@ class Broker:
         self.producer_manager: ProducerManager | None = None
         self.consumer_filter_manager: ConsumerFilterManager | None = None
         self.pull_processor: PullMessageProcessor | None = None
+        self.send_processor: SendMessageProcessor | None = None
         self.stats: BrokerStatsManager | None = None
         self.store_host: tuple[str, int] = ("127.0.0.1", 10911)
         self.is_slave = False
@@ -336,6 +337,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         max_message_size=sc.maxMessageSize, must_wait=must_wait, is_slave=is_slave,
         max_delay_level=len(sc.delay_levels_ms()),
     )
+    b.send_processor = send
     pull = PullMessageProcessor(
         bc, store, topics, groups, consumers, offsets, stats,
         is_slave=is_slave, offset_check_in_slave=sc.offsetCheckInSlave, store_host=store_host,
