@@ -9,11 +9,15 @@ from dataclasses import dataclass
 
 from remoting.body.kv import KVTable
 from remoting.body.register_broker import RegisterBrokerBody
-from remoting.body.topic_config import TopicConfigSerializeWrapper
+from remoting.body.topic_config import DataVersion, TopicConfigSerializeWrapper
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
-from remoting.header.namesrv import RegisterBrokerRequestHeader, UnRegisterBrokerRequestHeader
+from remoting.header.namesrv import (
+    QueryDataVersionRequestHeader,
+    RegisterBrokerRequestHeader,
+    UnRegisterBrokerRequestHeader,
+)
 
 __all__ = ["BrokerOuterAPI", "RegisterBrokerResult", "BrokerIdentity"]
 
@@ -96,6 +100,29 @@ class BrokerOuterAPI:
 
         results = await asyncio.gather(*(one(a) for a in self.namesrv_addrs))
         return [r for r in results if r is not None]
+
+    async def need_register(self, ident: BrokerIdentity, data_version: DataVersion, timeout_ms: int = 6000) -> bool:
+        """QUERY_DATA_VERSION to every NameServer: True if any has another version (or did not answer)."""
+
+        async def one(addr: str) -> bool:
+            header = QueryDataVersionRequestHeader(
+                brokerName=ident.broker_name,
+                brokerAddr=ident.broker_addr,
+                clusterName=ident.cluster_name,
+                brokerId=ident.broker_id,
+            )
+            cmd = RemotingCommand.request(RequestCode.QUERY_DATA_VERSION, header, data_version.to_json())
+            try:
+                resp = await self.client.invoke(addr, cmd, timeout_ms / 1000)
+            except Exception as e:  # noqa: BLE001
+                log.warning("query data version from name server %s failed: %s", addr, e)
+                return True
+            if resp.code != ResponseCode.SUCCESS:
+                return True
+            return (resp.ext_fields or {}).get("changed", "true").lower() == "true"
+
+        results = await asyncio.gather(*(one(a) for a in self.namesrv_addrs))
+        return any(results)
 
     async def unregister_broker_all(self, ident: BrokerIdentity, timeout_ms: int = 3000) -> None:
         async def one(addr: str) -> None:

@@ -119,10 +119,16 @@ class Broker:
             }
         return wrapper
 
-    async def register_broker_all(self, oneway: bool = False) -> None:
+    async def register_broker_all(self, oneway: bool = False, force: bool = True) -> None:
+        """REGISTER_BROKER to every NameServer; with ``force`` off only when some NameServer has another
+        DataVersion (QUERY_DATA_VERSION first, RocketMQ's forceRegister=false)."""
         if self.outer_api is None or not self.outer_api.namesrv_addrs:
             return
         bc = self.configs.broker
+        if not force and not await self.outer_api.need_register(
+            self.identity, self.topic_config_manager.data_version, bc.registerBrokerTimeoutMills
+        ):
+            return
         results = await self.outer_api.register_broker_all(
             self.identity,
             self._wrapper_for_register(),
@@ -212,7 +218,12 @@ class Broker:
         period = min(max(bc.registerNameServerPeriod, 10000), 60000) / 1000.0
         if self.outer_api is not None and self.outer_api.namesrv_addrs:
             self._tasks.append(asyncio.get_running_loop().create_task(self.register_broker_all(), name="register-first"))
-            self._every(period, self.register_broker_all, "register-broker", initial_s=min(10.0, period))
+            self._every(
+                period,
+                lambda: self.register_broker_all(force=self.configs.broker.forceRegister),
+                "register-broker",
+                initial_s=min(10.0, period),
+            )
         log.info(
             "The broker[%s, %s] boot success. serializeType=JSON and name server is %s",
             bc.brokerName, self.identity.broker_addr, bc.namesrvAddr or "(none)",
