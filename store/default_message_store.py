@@ -109,6 +109,7 @@ class DefaultMessageStore:
         # SYNC_MASTER replication hook (HA): await replica_waiter(end_offset) -> PutMessageStatus
         self.replica_waiter: Callable[[int], Awaitable[PutMessageStatus]] | None = None
         self.writeable = True
+        self._valid_topics: set[str] = set()
         self.shutdown_flag = True
         self.last_exit_ok = True
         self._tasks: list[asyncio.Task] = []
@@ -176,9 +177,7 @@ class DefaultMessageStore:
                                                self.consume_queues.destroy_all,
                                                self._needs_dispatch)
         self.commit_log.topic_queue_table = self.consume_queues.max_offsets()
-        min_phy = self.commit_log.get_min_offset()
-        if min_phy > 0:
-            self.consume_queues.correct_min_offsets(min_phy)
+        self.consume_queues.correct_min_offsets(max(0, self.commit_log.get_min_offset()))
         self.reput.reput_from_offset = self._reput_start_offset()
 
     def _reput_start_offset(self) -> int:
@@ -322,8 +321,12 @@ class DefaultMessageStore:
         if not self.writeable:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE,
                                     remark="message store is not writeable (disk full?)")
-        if not is_valid_topic_name(msg.topic):
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark=f"illegal topic name {msg.topic!r}")
+        if msg.topic not in self._valid_topics:
+            if not is_valid_topic_name(msg.topic):
+                return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark=f"illegal topic name {msg.topic!r}")
+            if len(self._valid_topics) > 100_000:
+                self._valid_topics.clear()
+            self._valid_topics.add(msg.topic)
         if msg.queue_id < 0:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark=f"illegal queue id {msg.queue_id}")
         if msg.store_host is None:
