@@ -75,6 +75,7 @@ class Cluster:
         self.rng = random.Random(seed)
         self.cfg_kw = cfg
         self.noop = noop
+        self.storage_factory = storage_factory
         self.disks = {i: Disk(storage_factory(i) if storage_factory else MemoryStorage()) for i in self.ids}
         for nid, entries in (prefill or {}).items():
             st = self.disks[nid].storage
@@ -102,6 +103,10 @@ class Cluster:
     # ------------------------------------------------------------- membership
     def start(self, nid: str) -> DLedgerCore:
         d = self.disks[nid]
+        if self.storage_factory is not None and nid in self.nodes:
+            # A restart reopens the files: everything the core knows comes back from disk.
+            d.storage.abandon()
+            d.storage = self.storage_factory(nid)
         core = DLedgerCore(
             fast_config(nid, self.ids, **self.cfg_kw),
             d.storage,
@@ -161,6 +166,8 @@ class Cluster:
             if rd.must_sync:
                 disk.storage.flush()
             disk.storage.set_committed_index(rd.committed_index)
+            if hasattr(disk.storage, "persist_checkpoint") and self.rng.random() < 0.05:
+                disk.storage.persist_checkpoint()  # now and then, as the flush service does
             for rc in rd.role_changes:
                 self.role_log.append((self.now, nid, rc.role, rc.term))
                 if rc.role is Role.LEADER:

@@ -9,13 +9,15 @@ import pytest
 from dledger.core import DLedgerCore
 from dledger.protocol import (
     DLedgerError,
-    DLedgerResponseCode as C,
     HeartBeatRequest,
     HeartBeatResponse,
     Role,
     VoteRequest,
     VoteResponse,
     VoteResult,
+)
+from dledger.protocol import (
+    DLedgerResponseCode as C,
 )
 from dledger.storage import MemoryStorage
 from tests.dledger.simnet import Cluster, fast_config
@@ -99,7 +101,9 @@ def test_heartbeat_with_higher_term_steps_member_down_and_then_follows():
     rd, r = only_reply(b, HeartBeatResponse)
     assert r.code == C.SUCCESS and b.role is Role.FOLLOWER and b.leader_id == "n0"
     assert [(x.role, x.term) for x in rd.role_changes] == [(Role.FOLLOWER, 4)]
-    old = HeartBeatRequest(group="g", frm="n2", to="n1", local_id="n2", remote_id="n1", leader_id="n2", term=3)
+    old = HeartBeatRequest(
+        group="g", frm="n2", to="n1", local_id="n2", remote_id="n1", leader_id="n2", term=3
+    )
     b.step(old)
     _, r = only_reply(b, HeartBeatResponse)
     assert r.code == C.EXPIRED_TERM and r.term == 4
@@ -201,7 +205,7 @@ def test_divergent_follower_tail_is_truncated():
     )
     c.run_until(lambda: c.leader() is not None, 3000)
     assert c.leader().self_id in ("n0", "n1")  # n2's log is older: it cannot win
-    nid, index = (c.leader().self_id, c.leader().propose(b"z").index)
+    index = c.leader().propose(b"z").index
     c.run_until(lambda: all(c.nodes[i].committed_index >= index for i in IDS), 3000)
     logs = {i: [(e.term, e.body) for e in map(c.disks[i].storage.get, range(index + 1))] for i in IDS}
     assert logs["n2"] == logs["n0"] == logs["n1"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from dledger.protocol import DLedgerError, DLedgerResponseCode as C, Role
+from dledger.protocol import DLedgerError, Role
+from dledger.protocol import DLedgerResponseCode as C
 from tests.dledger.chaos import chaos_run, commit_one
 from tests.dledger.simnet import Cluster
 
@@ -130,3 +131,43 @@ def test_preferred_leader_takes_over():
 def test_chaos_safety_and_liveness(n, seed):
     c = chaos_run(n, seed, 4000)
     assert len(c.committed) > 50
+
+
+def file_factory(tmp_path):
+    from dledger.mmap_file_store import DLedgerMmapFileStore
+
+    def factory(nid):
+        return DLedgerMmapFileStore(
+            str(tmp_path / f"dledger-{nid}"), data_file_size=64 * 1024, index_file_size=32 * 1024
+        )
+
+    return factory
+
+
+def file_cluster(tmp_path, n=3, seed=1, **kw) -> Cluster:
+    return Cluster(n, seed=seed, storage_factory=file_factory(tmp_path), **kw)
+
+
+def test_file_store_cluster_restarts_from_disk(tmp_path):
+    c = file_cluster(tmp_path, seed=4)
+    ld = elect(c)
+    for i in range(30):
+        commit_one(c, b"f%d" % i * 40, 2000)
+    for nid in list(c.ids):  # restart every member in turn, the leader too
+        c.crash(nid)
+        commit_one(c, b"while %s is down" % nid.encode(), 3000)
+        c.start(nid)
+        c.full_check()
+    nid, index = commit_one(c, b"last", 3000)
+    c.run_until(lambda: all(x.committed_index >= index for x in c.nodes.values()), 3000)
+    c.full_check()
+    for nid in c.ids:
+        st = c.disks[nid].storage
+        assert [st.get(i).body for i in range(index + 1)] == [c.committed[i][1] for i in range(index + 1)]
+    assert ld.term <= c.leader().term
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_chaos_with_file_stores(tmp_path, seed):
+    c = chaos_run(3, seed, 2000, storage_factory=file_factory(tmp_path))
+    assert len(c.committed) > 20

@@ -1,0 +1,382 @@
+"""DLedgerMmapFileStore: DLedger's data + index mapped files, checkpoint and recovery (spec §6).
+
+Layout under the member directory (``<storeBaseDir>/dledger-<selfId>``)::
+
+    data/<20-digit offset>    entries (entry.py), blank-filled file tails
+    index/<20-digit offset>   32-byte units at index * 32
+    checkpoint                endIndex=..., committedIndex=...
+
+The store implements the core's Storage protocol. Writes go into the mmaps;
+:meth:`flush` makes them durable, :meth:`persist_checkpoint` writes the
+checkpoint (the driver calls it every ``checkPointInterval``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+
+from common.config import parse_properties
+from common.mapped_file import MappedFile, MappedFileQueue
+from common.util import read_file_with_bak, write_file_atomic
+from dledger.config import DLedgerConfig
+from dledger.entry import (
+    BLANK_MAGIC,
+    BODY_OFFSET,
+    CURRENT_MAGIC,
+    HEADER_SIZE,
+    INDEX_UNIT_SIZE,
+    DLedgerEntry,
+    EntryFormatError,
+    decode_index_unit,
+    encode_index_unit,
+)
+from dledger.protocol import DLedgerError
+from dledger.protocol import DLedgerResponseCode as C
+
+__all__ = ["DLedgerMmapFileStore", "CHECKPOINT_FILE"]
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT_FILE = "checkpoint"
+MIN_BLANK_LEN = 8  # room always left for the blank marker (magic + size)
+_ZERO_CHUNK = 1 << 20
+_BLANK = struct.Struct(">ii")
+
+
+class DLedgerMmapFileStore:
+    """The file-backed Storage. ``base_dir`` is the member directory."""
+
+    def __init__(
+        self,
+        base_dir: str,
+        *,
+        data_file_size: int = 1024 * 1024 * 1024,
+        index_file_size: int = 32 * 5 * 1024 * 1024,
+        data_path: str | None = None,
+    ):
+        if index_file_size % INDEX_UNIT_SIZE:
+            raise ValueError("index file size must be a multiple of 32")
+        self.base_dir = base_dir
+        self.data = MappedFileQueue(data_path or os.path.join(base_dir, "data"), data_file_size)
+        self.index = MappedFileQueue(os.path.join(base_dir, "index"), index_file_size)
+        self.checkpoint_path = os.path.join(base_dir, CHECKPOINT_FILE)
+        self._begin = 0
+        self._end = -1
+        self._end_term = -1
+        self._committed = -1
+        self._checkpointed = (None, None)
+        os.makedirs(base_dir, exist_ok=True)
+        if not self.data.load() or not self.index.load():
+            raise DLedgerError(C.DISK_ERROR, f"cannot load the mapped files under {base_dir}")
+        self._recover()
+
+    @classmethod
+    def from_config(cls, cfg: DLedgerConfig) -> DLedgerMmapFileStore:
+        return cls(
+            cfg.default_path(),
+            data_file_size=cfg.mappedFileSizeForEntryData,
+            index_file_size=cfg.mappedFileSizeForEntryIndex,
+            data_path=cfg.dataStorePath or None,
+        )
+
+    # ------------------------------------------------------------------ Storage protocol
+    @property
+    def ledger_begin_index(self) -> int:
+        return self._begin
+
+    @property
+    def ledger_end_index(self) -> int:
+        return self._end
+
+    @property
+    def ledger_end_term(self) -> int:
+        return self._end_term
+
+    @property
+    def committed_index(self) -> int:
+        return self._committed
+
+    def get(self, index: int) -> DLedgerEntry | None:
+        if index < self._begin or index > self._end:
+            return None
+        unit = self._read_index_unit(index)
+        if unit is None:
+            return None
+        _magic, pos, size, _idx, _term = unit
+        mf = self.data.find_mapped_file_by_offset(pos)
+        if mf is None:
+            return None
+        view = mf.select(pos - mf.file_from_offset, size)
+        if view is None:
+            return None
+        try:
+            e = DLedgerEntry.decode(view)
+        except EntryFormatError as err:
+            raise DLedgerError(C.DISK_ERROR, f"entry {index} at {pos}: {err}") from None
+        finally:
+            view.release()
+        if e.index != index or e.pos != pos:
+            raise DLedgerError(C.DISK_ERROR, f"index unit of {index} points at entry {e.index} pos {e.pos}")
+        return e
+
+    def append(self, index: int, term: int, body: bytes, pos: int | None = None) -> DLedgerEntry:
+        if index != self._end + 1:
+            raise DLedgerError(C.INCONSISTENT_INDEX, f"append {index} after {self._end}")
+        entry = DLedgerEntry(index=index, term=term, body=bytes(body))
+        size = entry.size
+        mf = self._pre_append(size)
+        start = mf.file_from_offset + mf.wrote_position
+        if pos is not None and pos != start:
+            raise DLedgerError(C.INCONSISTENT_STATE, f"pos {pos} != write position {start}")
+        entry.pos = start
+        mf.append(entry.encode())
+        self._write_index_unit(entry)
+        if self._end < 0:
+            self._begin = index
+        self._end, self._end_term = index, term
+        return entry
+
+    def truncate(self, entry: DLedgerEntry) -> None:
+        if entry.index < self._begin and self._end >= 0:
+            raise DLedgerError(C.INDEX_LESS_THAN_LOCAL_BEGIN, f"truncate {entry.index} < {self._begin}")
+        if entry.index > self._end + 1:
+            raise DLedgerError(C.INCONSISTENT_INDEX, f"truncate {entry.index} beyond {self._end}")
+        local = self.get(entry.index)
+        if local is not None and local.same_as(entry):
+            self._cut(entry.index + 1, local.pos + local.size, entry.index, entry.term)
+            return
+        prev = self.get(entry.index - 1)
+        self._cut(entry.index, entry.pos, entry.index - 1, prev.term if prev else -1)
+        self.append(entry.index, entry.term, entry.body, pos=entry.pos)
+
+    def set_committed_index(self, index: int) -> None:
+        self._committed = index
+
+    def flush(self) -> None:
+        self.data.flush_all()
+        self.index.flush_all()
+
+    def persist_checkpoint(self) -> None:
+        """Write ``endIndex``/``committedIndex`` (skipped when unchanged)."""
+        state = (self._end, self._committed)
+        if state == self._checkpointed:
+            return
+        write_file_atomic(self.checkpoint_path, f"endIndex={self._end}\ncommittedIndex={self._committed}\n")
+        self._checkpointed = state
+
+    def close(self) -> None:
+        self.flush()
+        self.persist_checkpoint()
+        self.data.shutdown()
+        self.index.shutdown()
+
+    def abandon(self) -> None:
+        """Unmap without flushing or checkpointing: what a killed process leaves behind."""
+        self.data.shutdown()
+        self.index.shutdown()
+
+    # ------------------------------------------------------------------ data / index helpers
+    def _pre_append(self, size: int) -> MappedFile:
+        """The file the next entry of ``size`` bytes goes to, blank-filling a too-full tail."""
+        if size + MIN_BLANK_LEN > self.data.mapped_file_size:
+            raise DLedgerError(C.UNEXPECTED_ARGUMENT, f"entry of {size} bytes exceeds the data file size")
+        mf = self.data.get_last_mapped_file_or_create(0)
+        if mf is None:
+            raise DLedgerError(C.DISK_ERROR, "cannot create a data file")
+        if mf.wrote_position + size + MIN_BLANK_LEN > mf.file_size:
+            remaining = mf.file_size - mf.wrote_position
+            mf.write_at(mf.wrote_position, _BLANK.pack(BLANK_MAGIC, remaining))
+            mf.wrote_position = mf.committed_position = mf.file_size
+            mf = self.data.get_last_mapped_file_or_create(0)
+            if mf is None:
+                raise DLedgerError(C.DISK_ERROR, "cannot create a data file")
+        return mf
+
+    def _index_file_for(self, index: int, create: bool) -> MappedFile | None:
+        off = index * INDEX_UNIT_SIZE
+        mf = self.index.find_mapped_file_by_offset(off)
+        if mf is None and create:
+            last = self.index.get_last_mapped_file()
+            if last is None:
+                mf = self.index.get_last_mapped_file_or_create(off)
+                if mf is not None:
+                    mf.set_positions(off - mf.file_from_offset)
+            else:
+                last.wrote_position = last.committed_position = last.file_size
+                mf = self.index.get_last_mapped_file_or_create(off)
+        return mf
+
+    def _write_index_unit(self, entry: DLedgerEntry) -> None:
+        mf = self._index_file_for(entry.index, create=True)
+        if mf is None:
+            raise DLedgerError(C.DISK_ERROR, "cannot create an index file")
+        rel = entry.index * INDEX_UNIT_SIZE - mf.file_from_offset
+        if rel != mf.wrote_position:
+            # After a truncation or a rebuild the index write position must follow the entry.
+            mf.set_positions(rel)
+        mf.append(encode_index_unit(entry))
+
+    def _read_index_unit(self, index: int) -> tuple[int, int, int, int, int] | None:
+        off = index * INDEX_UNIT_SIZE
+        mf = self.index.find_mapped_file_by_offset(off)
+        if mf is None:
+            return None
+        rel = off - mf.file_from_offset
+        if rel + INDEX_UNIT_SIZE > mf.wrote_position:
+            return None
+        return decode_index_unit(mf.mm, rel)
+
+    @staticmethod
+    def _zero(mf: MappedFile, start: int, end: int) -> None:
+        while start < end:
+            n = min(_ZERO_CHUNK, end - start)
+            mf.write_at(start, bytes(n))
+            start += n
+
+    def _cut_queue(self, q: MappedFileQueue, offset: int, recovering: bool = False) -> None:
+        """Drop everything from ``offset`` on and zero the stale bytes left in the kept file,
+        so recovery can never walk into entries that were cut. While recovering the old
+        write position is unknown (files load as full): zero until the first all-zero
+        chunk instead of to the end, which would allocate the whole sparse file."""
+        mf = q.find_mapped_file_by_offset(offset)
+        if mf is not None:
+            rel = offset - mf.file_from_offset
+            if recovering:
+                self._zero_stale_tail(mf, rel)
+            else:
+                self._zero(mf, rel, max(rel, mf.wrote_position))
+        q.truncate_dirty_files(offset)
+
+    def _cut(self, first_removed: int, data_offset: int, new_end: int, new_end_term: int) -> None:
+        self._cut_queue(self.data, data_offset)
+        self._cut_queue(self.index, first_removed * INDEX_UNIT_SIZE)
+        self._end, self._end_term = new_end, new_end_term
+        if self._committed > new_end:
+            self._committed = new_end
+        if self._end < self._begin:
+            self._begin = max(0, first_removed) if self._end < 0 else self._begin
+
+    # ------------------------------------------------------------------ recovery
+    def _entry_header(self, mf: MappedFile, rel: int):
+        if rel + BODY_OFFSET > mf.file_size:
+            return None
+        return DLedgerEntry.peek_header(mf.mm, rel)
+
+    def _first_entry_consistent(self, mf: MappedFile) -> bool:
+        h = self._entry_header(mf, 0)
+        if h is None:
+            return False
+        magic, size, index, term, pos, body_size = h
+        if magic != CURRENT_MAGIC or size <= HEADER_SIZE or pos != mf.file_from_offset:
+            return False
+        if size != body_size + BODY_OFFSET:
+            return False
+        unit = self._read_index_unit_raw(index)
+        return unit is not None and unit == (magic, pos, size, index, term)
+
+    def _read_index_unit_raw(self, index: int):
+        if index < 0:
+            return None
+        off = index * INDEX_UNIT_SIZE
+        mf = self.index.find_mapped_file_by_offset(off)
+        if mf is None:
+            return None
+        return decode_index_unit(mf.mm, off - mf.file_from_offset)
+
+    def _recover(self) -> None:
+        files = list(self.data)
+        if not files:
+            self.index.destroy()
+            self._begin, self._end, self._end_term = 0, -1, -1
+            self._load_checkpoint()
+            return
+        start = 0
+        for i in range(max(0, len(files) - 3), -1, -1):
+            if self._first_entry_consistent(files[i]):
+                start = i
+                break
+        last_index, last_term = -1, -1
+        last_end_offset = files[start].file_from_offset
+        index_rebuild_from: int | None = None
+        fi = start
+        while fi < len(files):
+            mf = files[fi]
+            rel = 0
+            next_file = False
+            while True:
+                h = self._entry_header(mf, rel)
+                if h is None:
+                    next_file = rel + MIN_BLANK_LEN > mf.file_size or self._is_blank(mf, rel)
+                    break
+                magic, size, index, term, pos, body_size = h
+                if magic == BLANK_MAGIC:
+                    next_file = True
+                    break
+                if magic == 0 and size == 0:
+                    break
+                ok = (
+                    magic == CURRENT_MAGIC
+                    and pos == mf.file_from_offset + rel
+                    and size == body_size + BODY_OFFSET
+                    and size > HEADER_SIZE
+                    and rel + size <= mf.file_size
+                    and (last_index < 0 or index == last_index + 1)
+                    and term >= last_term
+                )
+                if not ok:
+                    break
+                unit = self._read_index_unit_raw(index) if index_rebuild_from is None else None
+                if index_rebuild_from is None and unit != (magic, pos, size, index, term):
+                    index_rebuild_from = index
+                if index_rebuild_from is not None:
+                    if index == index_rebuild_from:
+                        self._cut_queue(self.index, index * INDEX_UNIT_SIZE, recovering=True)
+                    self._write_index_unit(
+                        DLedgerEntry(index=index, term=term, pos=pos, body=b"\0" * body_size)
+                    )
+                last_index, last_term = index, term
+                rel += size
+                last_end_offset = pos + size
+            if not next_file:
+                break
+            fi += 1
+        # Everything after the last good entry is cut (zeroed so it is never read again).
+        self._cut_queue(self.data, last_end_offset, recovering=True)
+        first = self.data.get_first_mapped_file()
+        h = self._entry_header(first, 0) if first is not None else None
+        self._begin = h[2] if h is not None and h[0] == CURRENT_MAGIC else max(0, last_index + 1)
+        self._end, self._end_term = last_index, last_term
+        if index_rebuild_from is None:
+            self._cut_queue(self.index, (last_index + 1) * INDEX_UNIT_SIZE, recovering=True)
+        if last_index < 0:
+            self.index.destroy()
+        self._load_checkpoint()
+
+    def _is_blank(self, mf: MappedFile, rel: int) -> bool:
+        if rel + MIN_BLANK_LEN > mf.file_size:
+            return True
+        magic, _size = _BLANK.unpack_from(mf.mm, rel)
+        return magic == BLANK_MAGIC
+
+    def _zero_stale_tail(self, mf: MappedFile, rel: int) -> None:
+        """After recovery: zero leftovers of a torn write until the first all-zero chunk."""
+        while rel < mf.file_size:
+            n = min(_ZERO_CHUNK, mf.file_size - rel)
+            chunk = mf.mm[rel : rel + n]
+            if not any(chunk):
+                return
+            mf.write_at(rel, bytes(n))
+            rel += n
+
+    def _load_checkpoint(self) -> None:
+        text = read_file_with_bak(self.checkpoint_path)
+        committed = -1
+        if text:
+            props = parse_properties(text)
+            try:
+                committed = int(props.get("committedIndex", "-1"))
+            except ValueError:
+                log.warning("bad committedIndex in %s", self.checkpoint_path)
+        self._committed = min(committed, self._end)
