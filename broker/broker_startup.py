@@ -31,6 +31,7 @@ from broker.processor.queue_offset_processor import QueueOffsetProcessor
 from broker.processor.send_message_processor import SendMessageProcessor
 from broker.processor.topic_admin_processor import TopicAdminProcessor
 from broker.producer_manager import ProducerManager
+from broker.slave_synchronize import SlaveSynchronize
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
 from common.perm import is_readable, is_writeable
@@ -83,6 +84,7 @@ class Broker:
         self.consumer_filter_manager: ConsumerFilterManager | None = None
         self.pull_processor: PullMessageProcessor | None = None
         self.send_processor: SendMessageProcessor | None = None
+        self.slave_synchronize: SlaveSynchronize | None = None
         self.stats: BrokerStatsManager | None = None
         self.store_host: tuple[str, int] = ("127.0.0.1", 10911)
         self.is_slave = False
@@ -140,6 +142,11 @@ class Broker:
             if r.kv_table is not None:
                 self.topic_config_manager.update_order_topic_config(set(r.kv_table))
                 break
+        if self.slave_synchronize is not None:
+            for r in results:
+                if r.master_addr:
+                    self.slave_synchronize.master_addr = r.master_addr
+                    break
 
     def request_register(self) -> None:
         """Register at once (coalesced): called after topic changes."""
@@ -218,6 +225,8 @@ class Broker:
         period = min(max(bc.registerNameServerPeriod, 10000), 60000) / 1000.0
         if self.outer_api is not None and self.outer_api.namesrv_addrs:
             self._tasks.append(asyncio.get_running_loop().create_task(self.register_broker_all(), name="register-first"))
+            if self.slave_synchronize is not None:
+                self._every(10.0, self.slave_synchronize.sync_all, "slave-synchronize", initial_s=3.0)
             self._every(
                 period,
                 lambda: self.register_broker_all(force=self.configs.broker.forceRegister),
@@ -444,4 +453,8 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     if namesrvs:
         b.client = RemotingClient(connect_timeout=configs.netty_client.connectTimeoutMillis / 1000, name="broker-outer")
         b.outer_api = BrokerOuterAPI(b.client, namesrvs)
+        if is_slave:
+            b.slave_synchronize = SlaveSynchronize(
+                b.client, topics, offsets, groups, os.path.join(config_dir, "delayOffset.json")
+            )
     return b

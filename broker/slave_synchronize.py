@@ -1,0 +1,109 @@
+"""SlaveSynchronize: a SLAVE copies the master's metadata every 10 s (first after 3 s).
+
+Topic configs, consumer offsets, delay offsets and subscription groups are
+fetched with GET_ALL_* from the master address the NameServer returned at
+registration, replace the local copies and are persisted.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from broker.consumer_offset_manager import ConsumerOffsetManager
+from broker.subscription_group_manager import SubscriptionGroupManager
+from broker.topic_config_manager import TopicConfigManager
+from common.util import write_file_atomic
+from remoting.body.admin import ConsumerOffsetSerializeWrapper
+from remoting.body.subscription_group import SubscriptionGroupWrapper
+from remoting.body.topic_config import TopicConfigSerializeWrapper
+from remoting.codes import RequestCode, ResponseCode
+from remoting.command import RemotingCommand
+
+__all__ = ["SlaveSynchronize"]
+
+log = logging.getLogger(__name__)
+
+
+class SlaveSynchronize:
+    """Pulls the master's tables; ``master_addr`` is set from the NameServer's register reply."""
+
+    def __init__(
+        self,
+        client: Any,
+        topic_config_manager: TopicConfigManager,
+        consumer_offset_manager: ConsumerOffsetManager,
+        subscription_group_manager: SubscriptionGroupManager,
+        delay_offset_path: str,
+        timeout_s: float = 3.0,
+    ):
+        self.client = client
+        self.topics = topic_config_manager
+        self.offsets = consumer_offset_manager
+        self.groups = subscription_group_manager
+        self.delay_offset_path = delay_offset_path
+        self.timeout_s = timeout_s
+        self.master_addr: str | None = None
+
+    async def _get(self, code: int) -> bytes | None:
+        r = await self.client.invoke(self.master_addr, RemotingCommand.request(code), self.timeout_s)
+        if r.code != ResponseCode.SUCCESS:
+            log.debug("master %s answered %s to %s: %s", self.master_addr, r.code, code, r.remark)
+            return None
+        return r.body
+
+    async def sync_all(self) -> None:
+        if not self.master_addr:
+            return
+        for name, fn in (
+            ("topic config", self.sync_topic_config),
+            ("consumer offsets", self.sync_consumer_offset),
+            ("delay offsets", self.sync_delay_offset),
+            ("subscription groups", self.sync_subscription_group_config),
+        ):
+            try:
+                await fn()
+            except Exception as e:  # noqa: BLE001 - the master may be down; try again next round
+                log.warning("sync %s from master %s failed: %s", name, self.master_addr, e)
+
+    async def sync_topic_config(self) -> None:
+        body = await self._get(RequestCode.GET_ALL_TOPIC_CONFIG)
+        if not body:
+            return
+        w = TopicConfigSerializeWrapper.from_json(body)
+        if w.dataVersion != self.topics.data_version:
+            self.topics.table = dict(w.topicConfigTable)
+            self.topics.data_version.assign_from(w.dataVersion)
+            self.topics.persist()
+            log.info("synced topic config from master %s", self.master_addr)
+
+    async def sync_consumer_offset(self) -> None:
+        body = await self._get(RequestCode.GET_ALL_CONSUMER_OFFSET)
+        if not body:
+            return
+        self.offsets.table.update(ConsumerOffsetSerializeWrapper.from_json(body).offsetTable)
+        self.offsets.persist()
+
+    async def sync_delay_offset(self) -> None:
+        body = await self._get(RequestCode.GET_ALL_DELAY_OFFSET)
+        if not body:
+            return
+        text = bytes(body).decode("utf-8")
+        old = None
+        if os.path.exists(self.delay_offset_path):
+            with open(self.delay_offset_path, encoding="utf-8") as f:
+                old = f.read()
+        if old != text:
+            write_file_atomic(self.delay_offset_path, text)
+
+    async def sync_subscription_group_config(self) -> None:
+        body = await self._get(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        if not body:
+            return
+        w = SubscriptionGroupWrapper.from_json(body)
+        if w.dataVersion != self.groups.data_version:
+            self.groups.table = dict(w.subscriptionGroupTable)
+            self.groups.data_version.assign_from(w.dataVersion)
+            self.groups.persist()
+            log.info("synced subscription groups from master %s", self.master_addr)
