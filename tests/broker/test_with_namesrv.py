@@ -67,3 +67,42 @@ async def test_broker_without_write_perm_advertises_it(procs, tmp_path, broker_f
             return rd is not None and rd.queueDatas[0].perm == 7
 
         await async_wait_until(writable, 5, what="perm re-registered")
+
+
+async def test_slave_copies_master_metadata_and_refuses_writes(procs, tmp_path, broker_factory):
+    from remoting.body.subscription_group import SubscriptionGroupConfig, SubscriptionGroupWrapper
+    from remoting.body.topic_config import TopicConfigSerializeWrapper
+
+    ns = start_namesrv(procs, tmp_path)
+    master = broker_factory("ms", namesrvAddr=ns)
+    async with RemotingClient() as c:
+        await async_wait_until(lambda: route(c, ns, "TBW102"), 10, what="master registered")
+        h = {"topic": "SyncedT", "defaultTopic": "TBW102", "readQueueNums": 3, "writeQueueNums": 3, "perm": 6,
+             "topicFilterType": "SINGLE_TAG", "order": "false"}
+        assert (await call(c, master.addr, RequestCode.UPDATE_AND_CREATE_TOPIC, h)).code == ResponseCode.SUCCESS
+        body = SubscriptionGroupConfig(groupName="gSynced", retryMaxTimes=4).to_json()
+        assert (await call(c, master.addr, RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=body)).code == 0
+        await call(c, master.addr, RequestCode.UPDATE_CONSUMER_OFFSET,
+                   {"consumerGroup": "gSynced", "topic": "SyncedT", "queueId": 2, "commitOffset": 9})
+        slave = broker_factory("ms-slave", namesrvAddr=ns, brokerName="ms", brokerRole="SLAVE", brokerId=1)
+
+        async def synced():
+            r = await call(c, slave.addr, RequestCode.GET_ALL_TOPIC_CONFIG)
+            if "SyncedT" not in TopicConfigSerializeWrapper.from_json(r.body).topicConfigTable:
+                return False
+            r = await call(c, slave.addr, RequestCode.QUERY_CONSUMER_OFFSET,
+                           {"consumerGroup": "gSynced", "topic": "SyncedT", "queueId": 2})
+            return r.code == ResponseCode.SUCCESS and r.ext_fields.get("offset") == "9"
+
+        await async_wait_until(synced, 20, interval=0.2, what="slave synced from master")
+        r = await call(c, slave.addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        assert SubscriptionGroupWrapper.from_json(r.body).subscriptionGroupTable["gSynced"].retryMaxTimes == 4
+        # a slave stores nothing
+        r = await send(c, slave.addr, "SyncedT", b"x")
+        assert r.code == ResponseCode.SERVICE_NOT_AVAILABLE
+        # and refuses admin changes
+        r = await call(c, slave.addr, RequestCode.UPDATE_AND_CREATE_TOPIC, dict(h, topic="OnSlaveT"))
+        assert r.code == ResponseCode.SYSTEM_ERROR
+        # both addresses are in the route of the topic
+        rd = await route(c, ns, "SyncedT")
+        assert rd.brokerDatas[0].brokerAddrs == {0: master.addr, 1: slave.addr}
