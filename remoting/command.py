@@ -18,6 +18,9 @@ __all__ = ["RemotingCommand", "next_opaque", "ext_fields_of"]
 
 H = TypeVar("H", bound=CommandHeader)
 
+_JAVA = LanguageCode.JAVA
+_JSON = SerializeType.JSON
+
 Body = bytes | bytearray | memoryview
 
 # Process-wide request id, as Java's static AtomicInteger. Kept non-negative:
@@ -92,14 +95,18 @@ class RemotingCommand:
         serialize_type: int = SerializeType.JSON,
     ) -> RemotingCommand:
         """A new request with a fresh opaque."""
-        return cls(
-            code,
-            opaque=next_opaque(),
-            flag=RPC_ONEWAY if oneway else 0,
-            ext_fields=ext_fields_of(header),
-            body=body,
-            serialize_type=serialize_type,
-        )
+        # Slots are filled directly: this runs once per request on the hot path.
+        c = _new(cls)
+        c.code = code
+        c.language = _JAVA
+        c.version = CURRENT_VERSION
+        c.opaque = next_opaque()
+        c.flag = RPC_ONEWAY if oneway else 0
+        c.remark = None
+        c.ext_fields = None if header is None else ext_fields_of(header)
+        c.body = body
+        c.serialize_type = serialize_type
+        return c
 
     @classmethod
     def response(
@@ -110,7 +117,17 @@ class RemotingCommand:
         body: Body | None = None,
     ) -> RemotingCommand:
         """A response not yet tied to a request; a server handler may return it (opaque is filled in)."""
-        return cls(code, flag=RPC_TYPE_RESPONSE, remark=remark, ext_fields=ext_fields_of(header), body=body)
+        c = _new(cls)
+        c.code = code
+        c.language = _JAVA
+        c.version = CURRENT_VERSION
+        c.opaque = 0
+        c.flag = RPC_TYPE_RESPONSE
+        c.remark = remark
+        c.ext_fields = None if header is None else ext_fields_of(header)
+        c.body = body
+        c.serialize_type = _JSON
+        return c
 
     def response_to(
         self,
@@ -120,15 +137,17 @@ class RemotingCommand:
         body: Body | None = None,
     ) -> RemotingCommand:
         """A response to this request: same opaque and serialize type, response flag set."""
-        return RemotingCommand(
-            code,
-            opaque=self.opaque,
-            flag=RPC_TYPE_RESPONSE,
-            remark=remark,
-            ext_fields=ext_fields_of(header),
-            body=body,
-            serialize_type=self.serialize_type,
-        )
+        c = _new(RemotingCommand)
+        c.code = code
+        c.language = _JAVA
+        c.version = CURRENT_VERSION
+        c.opaque = self.opaque
+        c.flag = RPC_TYPE_RESPONSE
+        c.remark = remark
+        c.ext_fields = None if header is None else ext_fields_of(header)
+        c.body = body
+        c.serialize_type = self.serialize_type
+        return c
 
     # -- accessors -------------------------------------------------------------------
 
@@ -187,3 +206,6 @@ class RemotingCommand:
             f"lang={self.language} version={self.version} remark={self.remark!r} "
             f"ext={self.ext_fields!r} body={blen}B stype={self.serialize_type})"
         )
+
+
+_new = RemotingCommand.__new__
