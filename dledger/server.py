@@ -1,0 +1,359 @@
+"""DLedgerServer: the asyncio driver that runs one DLedgerCore for real.
+
+It owns what the core must not: a tick timer, the remoting server and client,
+the file store and the ``currterm`` file. For every Ready it persists first
+(hard state, flush of written entries), then sends, then completes waiting
+appends and calls the hooks (spec dledger.md §8 for the RPC framing: remoting
+code = DLedger request code, body = fastjson of the request, response remoting
+code 200 with the DLedger result in the body's ``code``).
+
+Public API::
+
+    server = DLedgerServer(config, on_role_change=cb, on_committed=hook)
+    await server.start()
+    index, pos = await server.append(b"...")      # completes once committed
+    code = await server.transfer_leadership("n2")
+    await server.stop()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import inspect
+import logging
+import random
+from collections.abc import Callable
+from typing import Any
+
+from dledger.config import DLedgerConfig
+from dledger.core import DLedgerCore, Ready
+from dledger.entry import DLedgerEntry
+from dledger.member_state import load_term_file, save_term_file
+from dledger.mmap_file_store import DLedgerMmapFileStore
+from dledger.protocol import (
+    DLedgerError,
+    HeartBeatResponse,
+    LeadershipTransferResponse,
+    Message,
+    PushEntryResponse,
+    RequestCode,
+    Role,
+    VoteResponse,
+    VoteResult,
+    message_from_json,
+)
+from dledger.protocol import (
+    DLedgerResponseCode as C,
+)
+from dledger.storage import MemoryStorage, Storage
+from remoting import fastjson
+from remoting.client import RemotingClient
+from remoting.command import RemotingCommand
+from remoting.connection import Connection
+from remoting.server import RemotingServer
+
+__all__ = ["DLedgerServer"]
+
+log = logging.getLogger("dledger")
+
+_RPC_TIMEOUT_S = 3.0
+_PEER_CODES = (RequestCode.VOTE, RequestCode.HEART_BEAT, RequestCode.PUSH, RequestCode.LEADERSHIP_TRANSFER)
+
+
+class DLedgerServer:
+    """One DLedger member on an asyncio loop.
+
+    ``on_role_change(role, term, leader_id)`` and ``on_committed(entries)`` may be
+    plain functions or coroutines (coroutines run as tasks, in order of calls).
+    ``storage`` defaults to the mmap file store under ``config.default_path()``
+    (``storeType=MEMORY``: a MemoryStorage).
+    """
+
+    def __init__(
+        self,
+        config: DLedgerConfig,
+        *,
+        storage: Storage | None = None,
+        on_role_change: Callable[[Role, int, str | None], Any] | None = None,
+        on_committed: Callable[[list[DLedgerEntry]], Any] | None = None,
+        rng: random.Random | None = None,
+        noop_on_election: bool = True,
+    ):
+        self.config = config
+        self.peers = config.peer_map()
+        self._storage = storage
+        self.on_role_change = on_role_change
+        self.on_committed = on_committed
+        self._rng = rng
+        self._noop = noop_on_election
+        self.core: DLedgerCore | None = None
+        self._server: RemotingServer | None = None
+        self._client: RemotingClient | None = None
+        self._ticker: asyncio.Task | None = None
+        self._inbound: dict[int, tuple[Connection, RemotingCommand]] = {}
+        self._inbound_rid = 0
+        self._appends: dict[int, asyncio.Future] = {}
+        self._transfers: dict[int, asyncio.Future] = {}
+        self._client_appends: dict[int, tuple[Connection, RemotingCommand]] = {}
+        self._hook_tail: asyncio.Future | None = None
+        self._last_checkpoint = 0.0
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        cfg = self.config
+        if self._storage is None:
+            if cfg.storeType.upper() == "MEMORY":
+                self._storage = MemoryStorage()
+            else:
+                self._storage = DLedgerMmapFileStore.from_config(cfg)
+        self._hard_state_dir = cfg.default_path()
+        hard_state = load_term_file(self._hard_state_dir) if cfg.storeType.upper() != "MEMORY" else (0, None)
+        self.core = DLedgerCore(
+            cfg, self._storage, hard_state=hard_state, rng=self._rng, noop_on_election=self._noop
+        )
+        host, _, port = self.peers[cfg.selfId].rpartition(":")
+        self._server = RemotingServer(host, int(port), name=f"dledger-{cfg.selfId}")
+        for code in _PEER_CODES:
+            self._server.register_processor(int(code), self._on_peer_request)
+        self._server.register_processor(int(RequestCode.APPEND), self._on_append_request)
+        self._server.register_processor(int(RequestCode.METADATA), self._on_metadata_request)
+        await self._server.start()
+        self._client = RemotingClient()
+        self._ticker = asyncio.get_running_loop().create_task(self._tick_loop())
+
+    async def stop(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            try:
+                await self._ticker
+            except asyncio.CancelledError:
+                pass
+            self._ticker = None
+        if self._server is not None:
+            await self._server.stop(grace=0.5)
+        if self._client is not None:
+            await self._client.close()
+        for fut in [*self._appends.values(), *self._transfers.values()]:
+            if not fut.done():
+                fut.set_exception(DLedgerError(C.INTERNAL_ERROR, "server stopped"))
+        if self._storage is not None:
+            self._storage.close()
+
+    # ------------------------------------------------------------------ API
+    @property
+    def role(self) -> Role:
+        return self.core.role
+
+    @property
+    def term(self) -> int:
+        return self.core.term
+
+    @property
+    def leader_id(self) -> str | None:
+        return self.core.leader_id
+
+    @property
+    def is_leader(self) -> bool:
+        return self.core.role is Role.LEADER
+
+    @property
+    def committed_index(self) -> int:
+        return self.core.committed_index
+
+    @property
+    def committed_pos(self) -> int:
+        return self.core.committed_pos
+
+    @property
+    def storage(self) -> Storage:
+        return self._storage
+
+    def get_entry(self, index: int) -> DLedgerEntry | None:
+        return self._storage.get(index)
+
+    async def append(self, data: bytes) -> tuple[int, int]:
+        """Append on the leader; returns (index, pos) once committed. DLedgerError(code) when
+        the append cannot start (NOT_LEADER...) or does not commit (TERM_CHANGED, WAIT_QUORUM_ACK_TIMEOUT)."""
+        entry = self.core.propose(data)
+        fut = asyncio.get_running_loop().create_future()
+        self._appends[entry.index] = fut
+        self._process_ready()
+        return await fut
+
+    async def transfer_leadership(self, transferee: str) -> int:
+        """Hand leadership to ``transferee``; returns the DLedgerResponseCode of the outcome."""
+        rid = self.core.transfer_leadership(transferee)
+        fut = asyncio.get_running_loop().create_future()
+        self._transfers[rid] = fut
+        self._process_ready()
+        return await fut
+
+    # ------------------------------------------------------------------ the loop
+    async def _tick_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        interval = self.config.tickIntervalMs / 1000.0
+        next_at = loop.time()
+        while True:
+            self.core.tick()
+            self._process_ready()
+            now = loop.time()
+            if now - self._last_checkpoint >= self.config.checkPointInterval / 1000.0:
+                self._last_checkpoint = now
+                persist = getattr(self._storage, "persist_checkpoint", None)
+                if persist is not None:
+                    persist()
+            next_at = max(next_at + interval, now)
+            await asyncio.sleep(next_at - now)
+
+    def _process_ready(self) -> None:
+        core = self.core
+        while core.has_ready():
+            rd = core.ready()
+            # 1. persist before anything leaves this node
+            if rd.hard_state is not None and self.config.storeType.upper() != "MEMORY":
+                save_term_file(self._hard_state_dir, rd.hard_state)
+            if rd.must_sync:
+                self._storage.flush()
+            self._storage.set_committed_index(rd.committed_index)
+            # 2. send
+            for m in rd.messages:
+                if m.IS_RESPONSE:
+                    self._send_response(m)
+                else:
+                    self._send_request(m)
+            # 3. report
+            self._report(rd)
+            core.advance(rd)
+
+    def _report(self, rd: Ready) -> None:
+        for rc in rd.role_changes:
+            if self.on_role_change is not None:
+                self._call_hook(self.on_role_change, rc.role, rc.term, rc.leader_id)
+        if rd.committed_entries and self.on_committed is not None:
+            self._call_hook(self.on_committed, rd.committed_entries)
+        for r in rd.append_results:
+            fut = self._appends.pop(r.index, None)
+            if fut is not None and not fut.done():
+                if r.code == C.SUCCESS:
+                    fut.set_result((r.index, r.pos))
+                else:
+                    fut.set_exception(DLedgerError(C(r.code), f"append {r.index}"))
+            waiting = self._client_appends.pop(r.index, None)
+            if waiting is not None:
+                conn, req = waiting
+                body = {
+                    "group": self.config.group,
+                    "code": r.code,
+                    "index": r.index,
+                    "pos": r.pos,
+                    "term": r.term,
+                }
+                conn.send_response(req.response_to(200, body=fastjson.dumps(body)))
+        for t in rd.transfer_results:
+            fut = self._transfers.pop(t.rid, None)
+            if fut is not None and not fut.done():
+                fut.set_result(t.code)
+
+    def _call_hook(self, fn: Callable, *args) -> None:
+        try:
+            res = fn(*args)
+        except Exception:
+            log.exception("dledger hook %r failed", fn)
+            return
+        if inspect.isawaitable(res):
+            asyncio.ensure_future(res)
+
+    # ------------------------------------------------------------------ RPC out
+    def _send_request(self, m: Message) -> None:
+        addr = self.peers.get(m.to)
+        if addr is None:
+            return
+        cmd = RemotingCommand.request(int(m.CODE), body=fastjson.dumps(m.to_json()))
+
+        def done(resp: RemotingCommand | None, exc: BaseException | None, m=m) -> None:
+            if self.core is None or self._ticker is None:
+                return
+            reply = None
+            if resp is not None and resp.code == 200 and resp.body:
+                try:
+                    reply = message_from_json(int(m.CODE), True, fastjson.loads(resp.body))
+                except (ValueError, TypeError, DLedgerError) as e:
+                    log.warning("bad %s response from %s: %s", m.CODE.name, m.to, e)
+            if reply is None:
+                reply = self._network_error(m)  # timeout, refused, or unreadable answer
+            else:
+                reply.frm, reply.to, reply.rid = m.to, m.frm, m.rid
+            self.core.step(reply)
+            self._process_ready()
+
+        self._client.invoke_async(addr, cmd, _RPC_TIMEOUT_S, done)
+
+    @staticmethod
+    def _network_error(m: Message) -> Message:
+        cls = {
+            RequestCode.VOTE: VoteResponse,
+            RequestCode.HEART_BEAT: HeartBeatResponse,
+            RequestCode.PUSH: PushEntryResponse,
+            RequestCode.LEADERSHIP_TRANSFER: LeadershipTransferResponse,
+        }[m.CODE]
+        extra = {"vote_result": VoteResult.UNKNOWN} if cls is VoteResponse else {}
+        return m.reply(cls, code=int(C.NETWORK_ERROR), **extra)
+
+    # ------------------------------------------------------------------ RPC in
+    def _on_peer_request(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | None:
+        try:
+            msg = message_from_json(req.code, False, fastjson.loads(req.body or b"{}"))
+        except (ValueError, TypeError, KeyError, DLedgerError) as e:
+            return req.response_to(
+                200, body=fastjson.dumps({"code": int(C.UNEXPECTED_ARGUMENT)}), remark=str(e)
+            )
+        self._inbound_rid += 1
+        rid = self._inbound_rid
+        self._inbound[rid] = (conn, req)
+        msg.frm = msg.local_id or ""
+        msg.to = self.config.selfId
+        msg.rid = rid
+        self.core.step(msg)
+        self._process_ready()
+        return None
+
+    def _send_response(self, m: Message) -> None:
+        item = self._inbound.pop(m.rid, None)
+        if item is None:
+            return
+        conn, req = item
+        conn.send_response(req.response_to(200, body=fastjson.dumps(m.to_json())))
+
+    def _on_append_request(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | None:
+        """A DLedger client's APPEND (AppendEntryRequest, body base64): answered once committed."""
+        core = self.core
+        try:
+            d = fastjson.loads(req.body or b"{}")
+            data = base64.b64decode(d.get("body") or "")
+        except (ValueError, TypeError) as e:
+            return req.response_to(
+                200, body=fastjson.dumps({"code": int(C.UNEXPECTED_ARGUMENT)}), remark=str(e)
+            )
+        base = {"group": self.config.group, "leaderId": core.leader_id, "term": core.term}
+        if d.get("group", self.config.group) != self.config.group:
+            return req.response_to(200, body=fastjson.dumps({**base, "code": int(C.UNKNOWN_GROUP)}))
+        try:
+            entry = core.propose(data)
+        except DLedgerError as e:
+            return req.response_to(
+                200, body=fastjson.dumps({**base, "code": int(e.code), "index": -1, "pos": -1})
+            )
+        self._client_appends[entry.index] = (conn, req)
+        self._process_ready()
+        return None
+
+    def _on_metadata_request(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
+        body = {
+            "group": self.config.group,
+            "code": int(C.SUCCESS),
+            "leaderId": self.core.leader_id,
+            "term": self.core.term,
+            "peers": dict(self.peers),
+        }
+        return req.response_to(200, body=fastjson.dumps(body))
