@@ -31,6 +31,7 @@ from broker.processor.queue_offset_processor import QueueOffsetProcessor
 from broker.processor.send_message_processor import SendMessageProcessor
 from broker.processor.topic_admin_processor import TopicAdminProcessor
 from broker.producer_manager import ProducerManager
+from broker.semantics import install_semantics
 from broker.slave_synchronize import SlaveSynchronize
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
@@ -449,6 +450,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
             b.fast_server.register_processor(code, h)
         b.fast_server.add_connection_listener(on_close=on_close)
 
+    install_semantics(b)
     namesrvs = bc.namesrv_list()
     if namesrvs:
         b.client = RemotingClient(connect_timeout=configs.netty_client.connectTimeoutMillis / 1000, name="broker-outer")

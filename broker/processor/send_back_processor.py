@@ -1,0 +1,128 @@
+"""CONSUMER_SEND_MSG_BACK (36): a consumer hands back a message it could not process.
+
+Spec broker-behaviour.md §8: the message is re-written to ``%RETRY%<group>``
+(created with the group's retryQueueNums, perm 6) with delay level = the
+requested one or ``3 + reconsumeTimes``, RECONSUMETIMES + 1, ``RETRY_TOPIC``
+(set once) and ``ORIGIN_MESSAGE_ID``; once ``reconsumeTimes`` reaches the
+maximum (header ``maxReconsumeTimes`` from clients >= V3_4_9, else the group's
+``retryMaxTimes``) or the level is negative it goes to ``%DLQ%<group>`` queue
+0 instead (created with 1 queue, perm 6), without delay. The delayed copy is
+parked in SCHEDULE_TOPIC_XXXX by ``rewrite_delay`` (the schedule service).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from typing import Any
+
+from common import mixall
+from common.message import MessageConst, MessageExtBrokerInner, properties_to_string
+from common.perm import PERM_READ, PERM_WRITE, is_writeable
+from common.util import java_string_hash
+from remoting.codes import ResponseCode
+from remoting.command import RemotingCommand
+from remoting.header import HeaderError
+from remoting.header.broker import ConsumerSendMsgBackRequestHeader
+
+__all__ = ["SendBackProcessor", "V3_4_9", "DLQ_NUMS_PER_GROUP"]
+
+log = logging.getLogger(__name__)
+
+V3_4_9 = 121  # MQVersion ordinal from which the header's maxReconsumeTimes counts
+DLQ_NUMS_PER_GROUP = 1
+_UNIT_MODE_SYS_FLAG = 0x2  # TopicSysFlag unit-sub flag
+
+
+class SendBackProcessor:
+    """Re-queues consumed messages for retry, or dead-letters them."""
+
+    def __init__(self, broker_config: Any, store: Any, topic_config_manager: Any, subscription_group_manager: Any,
+                 stats: Any, *, rewrite_delay: Callable[[MessageExtBrokerInner], MessageExtBrokerInner]):
+        self.broker_config = broker_config
+        self.store = store
+        self.topics = topic_config_manager
+        self.groups = subscription_group_manager
+        self.stats = stats
+        self.rewrite_delay = rewrite_delay
+        self._rand = random.Random()
+        self.retried = 0
+        self.dead_lettered = 0
+
+    def __call__(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        try:
+            h = req.decode_header(ConsumerSendMsgBackRequestHeader)
+        except HeaderError as e:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, str(e))
+        bc = self.broker_config
+        sgc = self.groups.find_subscription_group_config(h.group)
+        if sgc is None:
+            return req.response_to(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {h.group}")
+        if not is_writeable(bc.brokerPermission):
+            return req.response_to(ResponseCode.NO_PERMISSION,
+                                   f"the broker[{bc.broker_ip1()}] sending message is forbidden")
+        if sgc.retryQueueNums <= 0:
+            return req.response_to(ResponseCode.SUCCESS)  # the group keeps no retries: dropped
+        new_topic = mixall.get_retry_topic(h.group)
+        queue_id = self._rand.randrange(99999999) % sgc.retryQueueNums
+        sys_flag = _UNIT_MODE_SYS_FLAG if h.unitMode else 0
+        tc = self.topics.create_topic_in_send_message_back_method(new_topic, sgc.retryQueueNums,
+                                                                  PERM_WRITE | PERM_READ, sys_flag)
+        if tc is None:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, f"topic[{new_topic}] not exist")
+        if not is_writeable(tc.perm):
+            return req.response_to(ResponseCode.NO_PERMISSION, f"the topic[{new_topic}] sending message is forbidden")
+        ext = self.store.look_message_by_offset(h.offset) if h.offset >= 0 else None
+        if ext is None:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, f"look message by offset failed, {h.offset}")
+        props = dict(ext.properties)
+        props.setdefault(MessageConst.RETRY_TOPIC, ext.topic)
+        props[MessageConst.WAIT] = "false"
+        max_times = sgc.retryMaxTimes
+        if req.version >= V3_4_9 and h.maxReconsumeTimes is not None:
+            max_times = h.maxReconsumeTimes
+        delay = h.delayLevel
+        dlq = ext.reconsume_times >= max_times or delay < 0
+        if dlq:
+            new_topic = mixall.get_dlq_topic(h.group)
+            queue_id = self._rand.randrange(99999999) % DLQ_NUMS_PER_GROUP
+            tc = self.topics.create_topic_in_send_message_back_method(new_topic, DLQ_NUMS_PER_GROUP,
+                                                                      PERM_WRITE | PERM_READ, 0)
+            if tc is None:
+                return req.response_to(ResponseCode.SYSTEM_ERROR, f"topic[{new_topic}] not exist")
+            props[MessageConst.DELAY] = "0"  # RocketMQ sets level 0 (kept in the record, no delay)
+        else:
+            if delay == 0:
+                delay = 3 + ext.reconsume_times
+            props[MessageConst.DELAY] = str(delay)
+        origin = props.get(MessageConst.ORIGIN_MESSAGE_ID)
+        props[MessageConst.ORIGIN_MESSAGE_ID] = origin if origin and origin.strip() else ext.msg_id
+        tags = props.get(MessageConst.TAGS)
+        msg = MessageExtBrokerInner(
+            topic=new_topic,
+            queue_id=queue_id,
+            flag=ext.flag,
+            body=ext.body,
+            properties=props,
+            properties_string=properties_to_string(props),
+            tags_code=java_string_hash(tags) if tags else 0,
+            sys_flag=ext.sys_flag,
+            born_timestamp=ext.born_timestamp,
+            born_host=ext.born_host,
+            store_host=ext.store_host,
+            reconsume_times=ext.reconsume_times + 1,
+        )
+        if not dlq:
+            msg = self.rewrite_delay(msg)
+        result = self.store.put_message(msg)
+        if result is not None and result.is_ok():
+            if self.stats is not None:
+                self.stats.inc_put(msg.topic, 1, len(ext.body))
+            if dlq:
+                self.dead_lettered += 1
+            else:
+                self.retried += 1
+            return req.response_to(ResponseCode.SUCCESS)
+        return req.response_to(ResponseCode.SYSTEM_ERROR,
+                               result.status.name if result is not None else "putMessageResult is null")

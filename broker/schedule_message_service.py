@@ -1,0 +1,337 @@
+"""ScheduleMessageService: delivers delayed messages (delay levels) when they are due.
+
+A put with ``DELAY`` > 0 (non-transactional or COMMIT) is parked in
+``SCHEDULE_TOPIC_XXXX`` queue ``level - 1`` with ``REAL_TOPIC``/``REAL_QID``
+(:func:`rewrite_delayed_message`); its consume-queue tag code is the delivery
+time. One asyncio task per level walks that queue from the level's offset in
+``delayOffset.json``: a unit not yet due makes the task sleep until exactly
+its due time (never early); a due unit is rebuilt for its real topic/queue and
+put; the level's offset advances only after a successful put (spec
+broker-behaviour.md §9). New units in an idle level wake its task through a
+CommitLog dispatcher, so nothing polls at 100 ms unless a put failed.
+
+Master only: :meth:`start` / :meth:`stop` are the hooks a role change calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from broker.config_manager import ConfigManager, pretty_json
+from common import mixall
+from common.message import (
+    MessageConst,
+    MessageExt,
+    MessageExtBrokerInner,
+    MessageSysFlag,
+    properties_to_string,
+)
+from common.util import java_string_hash, now_ms
+
+__all__ = [
+    "ScheduleMessageService",
+    "DelayOffsetManager",
+    "rewrite_delayed_message",
+    "delay_level_to_queue_id",
+    "queue_id_to_delay_level",
+]
+
+log = logging.getLogger(__name__)
+
+FIRST_DELAY_MS = 1000  # first run of a level task after start, as RocketMQ
+DELAY_FOR_A_WHILE_MS = 100  # retry after a failed put / missing queue
+DELAY_FOR_A_PERIOD_MS = 10_000  # retry after an unexpected error
+IDLE_RECHECK_MS = 1000  # a drained level re-reads its queue this often even without a wake-up
+
+
+def delay_level_to_queue_id(level: int) -> int:
+    return level - 1
+
+
+def queue_id_to_delay_level(queue_id: int) -> int:
+    return queue_id + 1
+
+
+def rewrite_delayed_message(msg: MessageExtBrokerInner, max_level: int) -> MessageExtBrokerInner:
+    """Park a delayed message in SCHEDULE_TOPIC_XXXX (what RocketMQ's CommitLog does before appending).
+
+    Only NOT_TYPE / COMMIT messages whose ``DELAY`` property (in the map) is > 0
+    are rewritten; the level is clamped to ``max_level``; the properties string
+    is re-serialized from the map (so it keeps ``WAIT`` as RocketMQ's does).
+    Returns ``msg`` (changed in place) either way.
+    """
+    if max_level <= 0:
+        return msg
+    level_s = msg.properties.get(MessageConst.DELAY)
+    if not level_s or msg.topic == mixall.SCHEDULE_TOPIC:
+        return msg
+    tx = MessageSysFlag.get_transaction_value(msg.sys_flag)
+    if tx not in (MessageSysFlag.TRANSACTION_NOT_TYPE, MessageSysFlag.TRANSACTION_COMMIT_TYPE):
+        return msg
+    try:
+        level = int(level_s)
+    except ValueError:
+        return msg
+    if level <= 0:
+        return msg
+    props = dict(msg.properties)
+    if level > max_level:
+        level = max_level
+        props[MessageConst.DELAY] = str(level)
+    props[MessageConst.REAL_TOPIC] = msg.topic
+    props[MessageConst.REAL_QID] = str(msg.queue_id)
+    msg.properties = props
+    msg.properties_string = properties_to_string(props)
+    msg.topic = mixall.SCHEDULE_TOPIC
+    msg.queue_id = delay_level_to_queue_id(level)
+    return msg
+
+
+class DelayOffsetManager(ConfigManager):
+    """``config/delayOffset.json``: ``{"offsetTable":{level:offset}}`` (fastjson pretty format)."""
+
+    def __init__(self, path: str):
+        super().__init__(path)
+        self.table: dict[int, int] = {}
+
+    def encode(self) -> str:
+        return pretty_json({"offsetTable": dict(sorted(self.table.items()))})
+
+    def decode(self, tree: Any) -> None:
+        table = tree.get("offsetTable") if isinstance(tree, dict) else None
+        if not isinstance(table, dict):
+            raise ValueError("delayOffset.json has no offsetTable")
+        for k, v in table.items():
+            self.table[int(k)] = int(v)
+
+
+class _ScheduleDispatchWaker:
+    """CommitLog dispatcher: wakes the level task when a unit lands in its SCHEDULE_TOPIC_XXXX queue."""
+
+    def __init__(self, wake: Callable[[int], None]):
+        self._wake = wake
+
+    def dispatch(self, request: Any) -> None:
+        if request.topic == mixall.SCHEDULE_TOPIC and request.msg_size > 0:
+            self._wake(queue_id_to_delay_level(request.queue_id))
+
+
+class ScheduleMessageService:
+    """Delivers SCHEDULE_TOPIC_XXXX units to their real topic when due (one task per level)."""
+
+    def __init__(
+        self,
+        store: Any,
+        delay_levels_ms: list[int],
+        offset_path: str,
+        *,
+        flush_interval_ms: int = 10_000,
+        clock: Callable[[], int] = now_ms,
+    ):
+        self.store = store
+        self.delay_levels_ms = list(delay_levels_ms)
+        self.max_delay_level = len(self.delay_levels_ms)
+        self.offsets = DelayOffsetManager(offset_path)
+        self.flush_interval_ms = flush_interval_ms
+        self.clock = clock
+        self.started = False
+        self.delivered = 0
+        self._tasks: list[asyncio.Task] = []
+        self._events: dict[int, asyncio.Event] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waker_installed = False
+
+    # -- offsets -----------------------------------------------------------------
+
+    @property
+    def offset_table(self) -> dict[int, int]:
+        return self.offsets.table
+
+    def load(self) -> bool:
+        """Read delayOffset.json (or .bak) and clamp each level into its queue's [min, max]."""
+        if not self.offsets.load():
+            return False
+        self.correct_delay_offsets()
+        return True
+
+    def correct_delay_offsets(self) -> None:
+        for level in range(1, self.max_delay_level + 1):
+            cur = self.offsets.table.get(level)
+            cq = self._find_cq(level)
+            if cur is None or cq is None:
+                continue
+            lo, hi = cq.get_min_offset_in_queue(), cq.get_max_offset_in_queue()
+            fixed = min(max(cur, lo), hi)
+            if fixed != cur:
+                log.error("correct delay offset [level %d] from %d to %d (queue [%d, %d])", level, cur, fixed, lo, hi)
+                self.offsets.table[level] = fixed
+
+    def persist(self) -> None:
+        self.offsets.persist()
+
+    def _find_cq(self, level: int):
+        return self.store.consume_queues.find(mixall.SCHEDULE_TOPIC, delay_level_to_queue_id(level))
+
+    # -- put hook ------------------------------------------------------------------
+
+    def rewrite(self, msg: MessageExtBrokerInner) -> MessageExtBrokerInner:
+        return rewrite_delayed_message(msg, self.max_delay_level)
+
+    # -- life cycle -----------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start one delivery task per level and the periodic offset flush (idempotent)."""
+        if self.started:
+            return
+        self.started = True
+        self._loop = asyncio.get_running_loop()
+        if not self._waker_installed:
+            self.store.dispatchers.append(_ScheduleDispatchWaker(self._wake))
+            self._waker_installed = True
+        for level in range(1, self.max_delay_level + 1):
+            ev = self._events[level] = asyncio.Event()
+            self._tasks.append(self._loop.create_task(self._deliver_loop(level, ev), name=f"schedule-level-{level}"))
+        self._tasks.append(self._loop.create_task(self._flush_loop(), name="schedule-flush"))
+        log.info("schedule message service started with %d levels", self.max_delay_level)
+
+    async def stop(self) -> None:
+        """Stop delivering and persist the offsets (idempotent)."""
+        if not self.started:
+            return
+        self.started = False
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        self._tasks.clear()
+        self._events.clear()
+        try:
+            self.persist()
+        except OSError:
+            log.exception("persisting %s failed", self.offsets.path)
+
+    def _wake(self, level: int) -> None:
+        ev = self._events.get(level)
+        if ev is None or self._loop is None:
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self._loop:
+            ev.set()
+        else:  # dispatched from an executor thread (shutdown path)
+            self._loop.call_soon_threadsafe(ev.set)
+
+    async def _flush_loop(self) -> None:
+        period = max(self.flush_interval_ms, 100) / 1000.0
+        while True:
+            await asyncio.sleep(period)
+            try:
+                self.persist()
+            except OSError:
+                log.exception("persisting %s failed", self.offsets.path)
+
+    async def _deliver_loop(self, level: int, ev: asyncio.Event) -> None:
+        await asyncio.sleep(FIRST_DELAY_MS / 1000.0)
+        while True:
+            # cleared before reading the queue: a unit dispatched after this point sets it again
+            ev.clear()
+            try:
+                wait_ms = self._deliver_due(level)
+            except Exception:  # noqa: BLE001 - keep the level alive, as RocketMQ does
+                log.exception("schedule level %d failed; retrying in %d ms", level, DELAY_FOR_A_PERIOD_MS)
+                wait_ms = DELAY_FOR_A_PERIOD_MS
+            if wait_ms == 0:
+                await asyncio.sleep(0)  # yield between batches
+            elif wait_ms is not None:
+                # sleep until the head unit is due; later units of the level are due later still
+                await asyncio.sleep(wait_ms / 1000.0)
+            else:
+                # drained: wait for the dispatcher to report a new unit (re-check each second anyway)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(ev.wait(), IDLE_RECHECK_MS / 1000.0)
+
+    def _deliver_due(self, level: int, batch: int = 256) -> float | None:
+        """Deliver due units of ``level``; return ms to wait (None: queue drained, 0: more to do now)."""
+        cq = self._find_cq(level)
+        table = self.offsets.table
+        offset = table.get(level, 0)
+        if cq is None:
+            return None
+        lo, hi = cq.get_min_offset_in_queue(), cq.get_max_offset_in_queue()
+        if offset < lo:
+            log.error("schedule CQ offset %d of level %d below min %d; moving up", offset, level, lo)
+            offset = table[level] = lo
+        if offset >= hi:
+            if offset > hi:
+                table[level] = hi
+            return None
+        delay = self.delay_levels_ms[level - 1]
+        done = 0
+        while offset < hi and done < batch and self.started:
+            unit = cq.get_unit(offset)
+            if unit is None:
+                return DELAY_FOR_A_WHILE_MS
+            phys, size, tags_code = unit
+            now = self.clock()
+            deliver_at = tags_code if tags_code <= now + delay else now  # clock went back: deliver now
+            if deliver_at > now:
+                return deliver_at - now
+            ext = self.store.look_message_by_offset(phys, size)
+            if ext is not None:
+                inner = message_timeup(ext)
+                if inner is None or inner.topic == mixall.RMQ_SYS_TRANS_HALF_TOPIC:
+                    log.error("discarding schedule message at %d (real topic %r)", phys,
+                              None if inner is None else inner.topic)
+                else:
+                    result = self.store.put_message(inner)
+                    if result is None or not result.is_ok():
+                        log.warning("delivering delayed message of level %d failed: %s", level,
+                                    None if result is None else result.status)
+                        return DELAY_FOR_A_WHILE_MS
+                    self.delivered += 1
+            offset += 1
+            table[level] = offset
+            done += 1
+        return 0 if offset < hi and self.started else None
+
+
+def message_timeup(ext: MessageExt) -> MessageExtBrokerInner | None:
+    """The message to put when a delayed one is due: real topic/queue, same stored properties string.
+
+    RocketMQ serializes the properties before clearing ``DELAY`` and setting
+    ``WAIT=false``, so the stored string still holds ``DELAY``/``REAL_TOPIC``/
+    ``REAL_QID``; only the map (which decides a new delay) loses ``DELAY``.
+    """
+    props = dict(ext.properties)
+    real_topic = props.get(MessageConst.REAL_TOPIC)
+    try:
+        real_qid = int(props.get(MessageConst.REAL_QID, ""))
+    except ValueError:
+        return None
+    if not real_topic:
+        return None
+    stored = ext.properties_string or properties_to_string(props)
+    props.pop(MessageConst.DELAY, None)
+    props[MessageConst.WAIT] = "false"
+    tags = props.get(MessageConst.TAGS)
+    return MessageExtBrokerInner(
+        topic=real_topic,
+        queue_id=real_qid,
+        flag=ext.flag,
+        body=ext.body,
+        properties=props,
+        properties_string=stored,
+        tags_code=java_string_hash(tags) if tags else 0,
+        sys_flag=ext.sys_flag,
+        born_timestamp=ext.born_timestamp,
+        born_host=ext.born_host,
+        store_host=ext.store_host,
+        reconsume_times=ext.reconsume_times,
+    )
