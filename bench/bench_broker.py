@@ -128,6 +128,21 @@ def create_topic(addr: str, topic: str, queues: int) -> None:
     asyncio.run(go())
 
 
+def max_offset(addr: str, topic: str) -> int:
+    import asyncio
+
+    from remoting.client import RemotingClient
+    from remoting.codes import RequestCode
+    from remoting.command import RemotingCommand
+
+    async def go():
+        async with RemotingClient() as c:
+            r = await c.invoke(addr, RemotingCommand.request(RequestCode.GET_MAX_OFFSET, {"topic": topic, "queueId": 0}), 5)
+            return int(r.ext_fields["offset"])
+
+    return asyncio.run(go())
+
+
 def send_round(pool, addr, topic, total_senders, procs, seconds, body, batch, queues, max_ops):
     per = max(1, total_senders // procs)
     args = [(addr, topic, per, seconds, max_ops // procs, body, batch, queues, w) for w in range(procs)]
@@ -183,16 +198,19 @@ def main() -> None:
             el = max(x["elapsed"] for x in res)
             print(f"pull backlog, 2 procs x 4 queues:           {msgs / el:9.0f} msgs/s  ({msgs} msgs, "
                   f"{sum(x['bytes'] for x in res) / el / 1e6:.0f} MB/s)")
-        e = broker_load.run_e2e(addr, "BenchE2E", args.e2e_rate, args.e2e_seconds, args.body)
-        lat = e["lat"]
-        print(f"end-to-end send -> long-poll delivery at {args.e2e_rate}/s: p50 {pct(lat, 0.5):.2f} ms  "
-              f"p99 {pct(lat, 0.99):.2f} ms  max {max(lat) / 1000 if lat else float('nan'):.2f} ms  "
-              f"delivered {len(lat)}/{e['sent']}")
+            start_off = max_offset(addr, "BenchE2E")
+            n = int(args.e2e_rate * args.e2e_seconds)
+            cons = pool.apply_async(broker_load.run_e2e_consumer, (addr, "BenchE2E", start_off, n, args.e2e_seconds + 15))
+            prod = broker_load.run_e2e_producer(addr, "BenchE2E", args.e2e_rate, args.e2e_seconds, args.body)
+            lat = cons.get(args.e2e_seconds + 30)["lat"]
+        print(f"end-to-end send -> long-poll delivery at {args.e2e_rate}/s (producer and consumer processes): "
+              f"p50 {pct(lat, 0.5):.2f} ms  p99 {pct(lat, 0.99):.2f} ms  max {max(lat) / 1000 if lat else float('nan'):.2f} ms  "
+              f"delivered {len(lat)}/{prod['sent']}  send errors {prod['errors']}")
         peak = sampler.stop()
         print(f"broker RssAnon: idle {idle_rss / 1024:.0f} MiB, peak under load {peak / 1024:.0f} MiB")
     finally:
-        sampler.stop()
         broker.terminate()
+        sampler.stop()
         try:
             broker.wait(30)
         except subprocess.TimeoutExpired:

@@ -138,72 +138,62 @@ def run_puller(addr: str, topic: str, queue_ids: list[int], seconds: float, max_
         loop.close()
 
 
-def run_e2e(addr: str, topic: str, rate: int, seconds: float, body_size: int) -> dict:
-    """Send at a fixed rate to queue 0 while a long-polling consumer reads it; latency = receive - send time."""
+def run_e2e_producer(addr: str, topic: str, rate: int, seconds: float, body_size: int) -> dict:
+    """Send to queue 0 at a fixed rate; each body starts with the wall-clock send time (ns, 8 bytes)."""
 
     async def main() -> dict:
         prod = RemotingClient()
-        cons = RemotingClient()
-        # the queue's current end, so old messages are not counted
-        r = await prod.invoke(addr, RemotingCommand.request(RequestCode.GET_MAX_OFFSET, {"topic": topic, "queueId": 0}), 5)
-        start_off = int(r.ext_fields["offset"]) if r.code == ResponseCode.SUCCESS else 0
-        body = b"x" * body_size
-        sent_at: dict[str, int] = {}
-        lat: list[int] = []
+        await prod.get_connection(addr)
+        pad = b"x" * max(0, body_size - 8)
         n_total = int(rate * seconds)
-        stop = asyncio.Event()
-
-        async def produce() -> None:
-            t0 = time.perf_counter()
-            # one oneway-free pipeline: fire sends on schedule, each its own task, not waiting for earlier ones
-            pending = set()
-            for i in range(n_total):
-                due = t0 + i / rate
-                delay = due - time.perf_counter()
-                if delay > 0:
-                    await asyncio.sleep(delay)
-                key = f"E2E{i}"
-                sent_at[key] = time.perf_counter_ns()
-                cmd = RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, send_header(topic, 0, "UNIQ_KEY\x01" + key), body)
-                t = asyncio.ensure_future(prod.invoke(addr, cmd, 10.0))
-                pending.add(t)
-                t.add_done_callback(pending.discard)
-            if pending:
-                await asyncio.wait(pending)
-
-        async def consume() -> None:
-            off = start_off
-            while not stop.is_set():
-                h = {"consumerGroup": "bench_e2e", "topic": topic, "queueId": 0, "queueOffset": off,
-                     "maxMsgNums": 32, "sysFlag": 0x4 | 0x2, "commitOffset": 0, "suspendTimeoutMillis": 1000,
-                     "subVersion": 0, "subscription": "*", "expressionType": "TAG"}
-                r = await cons.invoke(addr, RemotingCommand.request(RequestCode.PULL_MESSAGE, h), 10.0)
-                now = time.perf_counter_ns()
-                if r.code == ResponseCode.SUCCESS:
-                    from common.message import decode_messages
-
-                    for m in decode_messages(r.body, read_body=False):
-                        t = sent_at.get(m.properties.get("UNIQ_KEY", ""))
-                        if t is not None:
-                            lat.append((now - t) // 1000)
-                if r.ext_fields and "nextBeginOffset" in r.ext_fields:
-                    off = int(r.ext_fields["nextBeginOffset"])
-                if len(lat) >= n_total:
-                    return
-
-        c_task = asyncio.ensure_future(consume())
-        t0 = time.monotonic()
-        await produce()
-        try:
-            await asyncio.wait_for(asyncio.shield(c_task), 10)
-        except TimeoutError:
-            pass
-        stop.set()
-        elapsed = time.monotonic() - t0
-        c_task.cancel()
+        pending = set()
+        errors = 0
+        t0 = time.perf_counter()
+        for i in range(n_total):
+            delay = t0 + i / rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            body = time.time_ns().to_bytes(8, "big") + pad
+            cmd = RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, send_header(topic, 0, "UNIQ_KEY\x01e2e"), body)
+            t = asyncio.ensure_future(prod.invoke(addr, cmd, 10.0))
+            pending.add(t)
+            t.add_done_callback(pending.discard)
+        if pending:
+            done, _ = await asyncio.wait(pending)
+            errors = sum(1 for d in done if d.exception() is not None or d.result().code not in STORED)
         await prod.close()
+        return {"sent": n_total, "errors": errors, "elapsed": time.perf_counter() - t0}
+
+    loop = _loop()
+    try:
+        return loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+def run_e2e_consumer(addr: str, topic: str, start_offset: int, expect: int, timeout_s: float) -> dict:
+    """Long-poll queue 0 from ``start_offset``; latency = receive wall time - send time in the body."""
+
+    async def main() -> dict:
+        from common.message import decode_messages
+
+        cons = RemotingClient()
+        lat: list[int] = []
+        off = start_offset
+        deadline = time.monotonic() + timeout_s
+        while len(lat) < expect and time.monotonic() < deadline:
+            h = {"consumerGroup": "bench_e2e", "topic": topic, "queueId": 0, "queueOffset": off,
+                 "maxMsgNums": 32, "sysFlag": 0x4 | 0x2, "commitOffset": 0, "suspendTimeoutMillis": 1000,
+                 "subVersion": 0, "subscription": "*", "expressionType": "TAG"}
+            r = await cons.invoke(addr, RemotingCommand.request(RequestCode.PULL_MESSAGE, h), 10.0)
+            now = time.time_ns()
+            if r.code == ResponseCode.SUCCESS:
+                for m in decode_messages(r.body):
+                    lat.append((now - int.from_bytes(m.body[:8], "big")) // 1000)
+            if r.ext_fields and "nextBeginOffset" in r.ext_fields:
+                off = int(r.ext_fields["nextBeginOffset"])
         await cons.close()
-        return {"lat": lat, "sent": n_total, "elapsed": elapsed}
+        return {"lat": lat}
 
     loop = _loop()
     try:
