@@ -96,6 +96,7 @@ class DLedgerCore:
         self.noop_on_election = noop_on_election
         self._applied = ms.committed_index if applied_index is None else applied_index
         self._persisted_hard_state: HardState = hard_state
+        self._committed_pos_cache: tuple[int, int] = (-2, -1)
 
     # ------------------------------------------------------------------ inputs
     def tick(self) -> None:
@@ -252,8 +253,12 @@ class DLedgerCore:
 
     @property
     def committed_pos(self) -> int:
-        e = self.storage.get(self.member_state.committed_index)
-        return e.pos + e.size if e is not None else -1
+        """End position of the committed entry (DLedger's committedPos), -1 if none."""
+        ci = self.member_state.committed_index
+        if self._committed_pos_cache[0] != ci:
+            e = self.storage.get(ci)
+            self._committed_pos_cache = (ci, e.pos + e.size if e is not None else -1)
+        return self._committed_pos_cache[1]
 
     @property
     def now(self) -> int:

@@ -93,17 +93,25 @@ class QuorumAckChecker:
             # of the current term (DLedger counts any index, which loses data, Raft fig. 8).
             if e is not None and e.term == ms.curr_term:
                 set_committed(self.ctx, e.index)
-        done = [i for i in self.pending_appends if i <= ms.committed_index]
-        for i in sorted(done):
-            del self.pending_appends[i]
+        # pending_appends is filled in index order (and deadline order): complete from the front.
+        pending = self.pending_appends
+        committed = ms.committed_index
+        while pending:
+            i = next(iter(pending))
+            if i > committed:
+                break
+            del pending[i]
             e = self.ctx.storage.get(i)
             self.ctx.append_results.append(AppendResult(i, int(C.SUCCESS), e.term, e.pos))
 
     def expire(self) -> None:
         now = self.ctx.now
-        late = [i for i, dl in self.pending_appends.items() if dl <= now]
-        for i in sorted(late):
-            del self.pending_appends[i]
+        pending = self.pending_appends
+        while pending:
+            i, dl = next(iter(pending.items()))
+            if dl > now:
+                break
+            del pending[i]
             e = self.ctx.storage.get(i)
             self.ctx.append_results.append(
                 AppendResult(i, int(C.WAIT_QUORUM_ACK_TIMEOUT), e.term if e else -1, e.pos if e else -1)
@@ -448,8 +456,8 @@ class EntryPusher:
                 self._retry_compare(d)
             if d.type is PushType.APPEND:
                 wm = self.checker.water_marks.get(d.peer, -1)
-                for i in [i for i in d.pending if i <= wm]:
-                    del d.pending[i]
+                while d.pending and next(iter(d.pending)) <= wm:
+                    del d.pending[next(iter(d.pending))]
                 sent = d.pending.get(wm + 1)
                 if sent is not None and now - sent >= self._push_timeout:
                     m = self._push(d, PushType.APPEND, ctx.storage.get(wm + 1))

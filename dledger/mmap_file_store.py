@@ -43,6 +43,7 @@ CHECKPOINT_FILE = "checkpoint"
 MIN_BLANK_LEN = 8  # room always left for the blank marker (magic + size)
 _ZERO_CHUNK = 1 << 20
 _BLANK = struct.Struct(">ii")
+_RECENT_ENTRIES = 4096
 
 
 class DLedgerMmapFileStore:
@@ -67,6 +68,9 @@ class DLedgerMmapFileStore:
         self._end_term = -1
         self._committed = -1
         self._checkpointed = (None, None)
+        # Recently written entries: the leader reads each new entry once per follower
+        # right after appending it; serving those from memory skips index + decode.
+        self._recent: dict[int, DLedgerEntry] = {}
         os.makedirs(base_dir, exist_ok=True)
         if not self.data.load() or not self.index.load():
             raise DLedgerError(C.DISK_ERROR, f"cannot load the mapped files under {base_dir}")
@@ -101,6 +105,9 @@ class DLedgerMmapFileStore:
     def get(self, index: int) -> DLedgerEntry | None:
         if index < self._begin or index > self._end:
             return None
+        e = self._recent.get(index)
+        if e is not None:
+            return e
         unit = self._read_index_unit(index)
         if unit is None:
             return None
@@ -133,6 +140,10 @@ class DLedgerMmapFileStore:
         entry.pos = start
         mf.append(entry.encode())
         self._write_index_unit(entry)
+        recent = self._recent
+        recent[index] = entry
+        if len(recent) > _RECENT_ENTRIES:
+            del recent[next(iter(recent))]
         if self._end < 0:
             self._begin = index
         self._end, self._end_term = index, term
@@ -250,6 +261,7 @@ class DLedgerMmapFileStore:
         q.truncate_dirty_files(offset)
 
     def _cut(self, first_removed: int, data_offset: int, new_end: int, new_end_term: int) -> None:
+        self._recent.clear()
         self._cut_queue(self.data, data_offset)
         self._cut_queue(self.index, first_removed * INDEX_UNIT_SIZE)
         self._end, self._end_term = new_end, new_end_term
