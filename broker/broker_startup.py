@@ -239,7 +239,18 @@ class Broker:
             bc.brokerName, self.identity.broker_addr, bc.namesrvAddr or "(none)",
         )
 
+    async def _stop_services(self) -> None:
+        for _start, stop in reversed(self._services):
+            if stop is not None:
+                try:
+                    r = stop()
+                    if asyncio.iscoroutine(r):
+                        await r
+                except Exception:  # noqa: BLE001 - keep shutting down
+                    log.exception("service stop failed")
+
     async def _abort_start(self) -> None:
+        await self._stop_services()
         with contextlib.suppress(Exception):
             await self.store.shutdown()
         if self.client is not None:
@@ -257,14 +268,7 @@ class Broker:
                 with contextlib.suppress(Exception):
                     await srv.stop(grace)
         await self.pull_processor.hold_service.stop()
-        for _start, stop in reversed(self._services):
-            if stop is not None:
-                try:
-                    r = stop()
-                    if asyncio.iscoroutine(r):
-                        await r
-                except Exception:  # noqa: BLE001 - keep shutting down
-                    log.exception("service stop failed")
+        await self._stop_services()
         for t in self._tasks:
             t.cancel()
         if self._register_task is not None:
