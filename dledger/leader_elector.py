@@ -141,9 +141,11 @@ class LeaderElector:
         if ms.curr_term != term or not ms.is_candidate():
             return
         ms.change_to_leader(term)
-        self.last_send_heartbeat = -(1 << 62)
         self.last_succ_heartbeat = self.ctx.now
         self.next_preferred_check = self.ctx.now + self.cfg.ticks(_PREFERRED_CHECK_MS)
+        # Heartbeats go out before the first pushes, so the voters are followers (not
+        # candidates answering NOT_FOLLOWER) when the dispatchers' COMPAREs arrive.
+        self._send_heartbeats()
         self._set_role(Role.LEADER)
 
     def change_role_to_follower(self, term: int, leader_id: str) -> None:

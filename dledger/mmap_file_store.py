@@ -159,7 +159,16 @@ class DLedgerMmapFileStore:
             self._cut(entry.index + 1, local.pos + local.size, entry.index, entry.term)
             return
         prev = self.get(entry.index - 1)
-        self._cut(entry.index, entry.pos, entry.index - 1, prev.term if prev else -1)
+        cut_at = entry.pos
+        if prev is not None:
+            # Checked before cutting anything: the entry must follow our entry index - 1,
+            # directly or at the start of the next data file (after a blank).
+            end = prev.pos + prev.size
+            size = self.data.mapped_file_size
+            if entry.pos != end and not (entry.pos > end and entry.pos % size == 0 and entry.pos - end <= size):
+                raise DLedgerError(C.INCONSISTENT_STATE, f"truncate pos {entry.pos} does not follow {end}")
+            cut_at = end  # also drops a stale tail (entries or a blank) left in that file
+        self._cut(entry.index, cut_at, entry.index - 1, prev.term if prev else -1)
         self.append(entry.index, entry.term, entry.body, pos=entry.pos)
 
     def set_committed_index(self, index: int) -> None:

@@ -110,13 +110,17 @@ class MemoryStorage:
         i = entry.index - self._begin
         if i < 0:
             raise DLedgerError(DLedgerResponseCode.INDEX_LESS_THAN_LOCAL_BEGIN, f"truncate {entry.index}")
+        if i > len(self._entries):
+            raise DLedgerError(DLedgerResponseCode.INCONSISTENT_INDEX, f"truncate {entry.index} beyond the end")
         local = self.get(entry.index)
         if local is not None and local.same_as(entry):
             del self._entries[i + 1 :]
             return
-        del self._entries[i:]
-        if entry.pos != self._next_pos():
+        prev = self.get(entry.index - 1)
+        if prev is not None and prev.pos + prev.size != entry.pos:
+            # Checked before cutting anything: the entry must follow our entry index - 1.
             raise DLedgerError(DLedgerResponseCode.INCONSISTENT_STATE, f"truncate pos {entry.pos}")
+        del self._entries[i:]
         self._entries.append(
             DLedgerEntry(index=entry.index, term=entry.term, body=bytes(entry.body), pos=entry.pos)
         )

@@ -133,3 +133,24 @@ def test_follower_append_must_land_on_the_leaders_position(tmp_path):
         st.append(5, 1, b"gap")
     assert st.ledger_end_index == 0
     st.close()
+
+
+def test_truncate_onto_next_file_start_drops_stale_tail_of_previous_file(tmp_path):
+    st = open_store(tmp_path)
+    fill(st, 20, term=1, size=100)  # 148-byte entries: 27 per file, all in file 0
+    # A newer leader's entry 5 is too big for the rest of file 0 and starts file 1.
+    e4 = st.get(4)
+    with pytest.raises(DLedgerError):  # not where our entry 4 ends, nor a file start
+        st.truncate(DLedgerEntry(5, 2, b"x", pos=e4.pos + e4.size + 7))
+    assert st.ledger_end_index == 19
+    fill_end = e4.pos + e4.size
+    st2 = DLedgerEntry(5, 2, b"B" * (DATA - fill_end - 48 - 4), pos=DATA)  # 4 bytes too big to fit
+    st.truncate(st2)
+    assert (st.ledger_end_index, st.ledger_end_term) == (5, 2) and st.get(5).pos == DATA
+    raw = (tmp_path / "data" / "00000000000000000000").read_bytes()
+    assert struct.unpack_from(">ii", raw, fill_end) == (-1, DATA - fill_end)
+    assert not any(raw[fill_end + 8 :])  # stale entries 5..19 are gone from file 0
+    st.close()
+    st = open_store(tmp_path)
+    assert st.ledger_end_index == 5 and st.get(5).body == st2.body
+    st.close()
