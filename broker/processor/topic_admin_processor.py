@@ -1,6 +1,7 @@
 """Topic admin: UPDATE_AND_CREATE_TOPIC (17), DELETE_TOPIC_IN_BROKER (215), GET_ALL_TOPIC_CONFIG (21),
 GET_TOPIC_CONFIG_LIST (22), GET_TOPIC_NAME_LIST (23), GET_TOPIC_STATS_INFO (202),
-QUERY_TOPIC_CONSUME_BY_WHO (300), GET_SYSTEM_TOPIC_LIST_FROM_BROKER (305)."""
+QUERY_TOPIC_CONSUME_BY_WHO (300), GET_SYSTEM_TOPIC_LIST_FROM_BROKER (305), QUERY_CONSUME_TIME_SPAN (303),
+and store maintenance: CLEAN_UNUSED_TOPIC (316), CLEAN_EXPIRED_CONSUMEQUEUE (306), DELETE_EXPIRED_COMMITLOG (329)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import ConsumerOffsetManager
 from broker.topic_config_manager import TopicConfigManager
 from common import topic_validator
-from remoting.body.admin import GroupList, TopicOffset, TopicStatsTable
+from common.util import now_ms
+from remoting.body.admin import GroupList, QueryConsumeTimeSpan, TopicOffset, TopicStatsTable
 from remoting.body.cluster import TopicList
 from remoting.body.consumer import MessageQueue
 from remoting.body.topic_config import TopicConfig, TopicFilterType
@@ -23,6 +25,7 @@ from remoting.header.broker import (
     CreateTopicRequestHeader,
     DeleteTopicRequestHeader,
     GetTopicStatsInfoRequestHeader,
+    QueryConsumeTimeSpanRequestHeader,
     QueryTopicConsumeByWhoRequestHeader,
 )
 
@@ -136,3 +139,49 @@ class TopicAdminProcessor:
         h = req.decode_header(QueryTopicConsumeByWhoRequestHeader)
         groups = self.consumers.query_topic_consume_by_who(h.topic) | self.offsets.which_group_by_topic(h.topic)
         return req.response_to(ResponseCode.SUCCESS, body=GroupList(groupList=sorted(groups)).to_json())
+
+    def query_consume_time_span(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        """Per write queue: oldest/newest store time, store time of the last consumed message, and lag."""
+        from remoting import fastjson
+
+        h = req.decode_header(QueryConsumeTimeSpanRequestHeader)
+        tc = self.topics.select_topic_config(h.topic)
+        if tc is None:
+            return req.response_to(ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist")
+        spans = []
+        st = self.store
+        for qid in range(tc.writeQueueNums):
+            mq = MessageQueue(topic=h.topic, brokerName=self.broker_config.brokerName, queueId=qid)
+            span = QueryConsumeTimeSpan(messageQueue=mq)
+            span.minTimeStamp = max(0, st.get_earliest_message_time(h.topic, qid))
+            max_off = st.get_max_offset_in_queue(h.topic, qid)
+            last = max_off - 1 if max_off > 0 else 0
+            span.maxTimeStamp = max(0, st.get_message_store_timestamp(h.topic, qid, last))
+            consumed = self.offsets.query_offset(h.group, h.topic, qid)
+            consumed = consumed - 1 if consumed > 0 else 0
+            span.consumeTimeStamp = max(0, st.get_message_store_timestamp(h.topic, qid, consumed))
+            if consumed + 1 < max_off:
+                nxt = st.get_message_store_timestamp(h.topic, qid, consumed + 1)
+                span.delayTime = max(0, now_ms() - nxt) if nxt > 0 else 0
+            spans.append(span)
+        body = fastjson.dumps({"consumeTimeSpanSet": [s.to_obj() for s in spans]})
+        return req.response_to(ResponseCode.SUCCESS, body=body)
+
+    def clean_unused_topic(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        fn = getattr(self.store, "clean_unused_topic", None)
+        if fn is not None:
+            fn(set(self.topics.table))
+        return req.response_to(ResponseCode.SUCCESS)
+
+    def clean_expired_consume_queue(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        fn = getattr(self.store, "delete_expired_consume_queue_files", None)
+        if fn is not None:
+            fn()
+        return req.response_to(ResponseCode.SUCCESS)
+
+    def delete_expired_commit_log(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        svc = getattr(self.store, "clean_commit_log_service", None)
+        if svc is None:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, "the store has no commit-log clean service")
+        svc.execute_delete_files_manually()
+        return req.response_to(ResponseCode.SUCCESS)

@@ -153,3 +153,23 @@ async def test_consumer_running_info_is_relayed_to_the_client(shared_broker):
             assert r.code == ResponseCode.SYSTEM_ERROR and "not online" in r.remark
     finally:
         await consumer.close()
+
+
+async def test_consume_time_span_and_maintenance_requests(shared_broker):
+    addr = shared_broker.addr
+    async with RemotingClient() as c:
+        for i in range(3):
+            await send(c, addr, "SpanT", b"%d" % i)
+        await wait_max_offset(c, addr, "SpanT", 0, 3)
+        await call(c, addr, RequestCode.UPDATE_CONSUMER_OFFSET,
+                   {"consumerGroup": "gSpan", "topic": "SpanT", "queueId": 0, "commitOffset": 1})
+        r = await call(c, addr, RequestCode.QUERY_CONSUME_TIME_SPAN, {"topic": "SpanT", "group": "gSpan"})
+        assert r.code == ResponseCode.SUCCESS
+        spans = fastjson.loads(r.body)["consumeTimeSpanSet"]
+        q0 = next(s for s in spans if s["messageQueue"]["queueId"] == 0)
+        assert 0 < q0["minTimeStamp"] <= q0["consumeTimeStamp"] <= q0["maxTimeStamp"]
+        assert q0["delayTime"] >= 0
+        for code in (RequestCode.CLEAN_UNUSED_TOPIC, RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE):
+            assert (await call(c, addr, code)).code == ResponseCode.SUCCESS
+        r = await call(c, addr, RequestCode.GET_MAX_OFFSET, {"topic": "SpanT", "queueId": 0})
+        assert r.ext_fields["offset"] == "3"
