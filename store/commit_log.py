@@ -31,11 +31,9 @@ from common.message import (
     MESSAGE_MAGIC_CODE_V2,
     PROPERTY_SEPARATOR,
     MessageConst,
-    MessageDecodeError,
     MessageExtBatch,
     MessageExtBrokerInner,
     MessageSysFlag,
-    decode_batch_body,
     host_to_bytes,
 )
 from common.util import java_string_hash, now_ms
@@ -120,6 +118,7 @@ _HEAD = struct.Struct(_HEAD_FMT)
 _HDR44 = _HEADERS[(False, False)]
 _BLANK = struct.Struct(">ii")
 _I16 = struct.Struct(">h")
+_BATCH_HEAD = struct.Struct(">iiiii")  # client batch entry: totalSize magic bodyCRC flag bodyLen
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 _TAIL = struct.Struct(">iqi")  # RECONSUMETIMES PREPAREDOFFSET BODYLENGTH
@@ -283,6 +282,9 @@ class CommitLog:
         if props_len > MAX_PROPERTIES_BYTES:
             return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
                                     remark=f"properties size {props_len} exceeds 32767")
+        if b"\x00" in props_b:
+            # recovery treats NUL in properties as the trace of a torn record
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="properties contain NUL")
         born = msg.born_host
         store = msg.store_host
         born_a = self._addr(born[0])
@@ -343,24 +345,54 @@ class CommitLog:
                                 msg_id_prefix=self._msg_id_prefix(store)),
         )
 
+    @staticmethod
+    def _split_batch(body: bytes) -> list[tuple[int, int, int, int, int]] | str:
+        """(body start, body length, properties start, properties length, flag) per entry, or an error text."""
+        mv = memoryview(body)
+        n = len(mv)
+        out = []
+        pos = 0
+        unpack = _BATCH_HEAD.unpack_from
+        while pos < n:
+            if pos + 22 > n:
+                return f"truncated batch entry at {pos}"
+            total, _magic, _crc, flag, blen = unpack(mv, pos)
+            p = pos + 20
+            if blen < 0 or p + blen + 2 > n:
+                return f"bad body length in batch entry at {pos}"
+            bstart = p
+            p += blen
+            plen = _I16.unpack_from(mv, p)[0] & 0xFFFF
+            p += 2
+            if p + plen > n or total != p + plen - pos:
+                return f"bad size in batch entry at {pos}"
+            out.append((bstart, blen, p, plen, flag))
+            pos = p + plen
+        return out
+
     def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
         """Append every message of a client batch body as consecutive records in one file."""
         tx = batch.sys_flag & _TX_MASK
         if tx != MessageSysFlag.TRANSACTION_NOT_TYPE:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="batch messages cannot be transactional")
-        if len(batch.body) > self.config.maxMessageSize:
+        src = batch.body
+        if len(src) > self.config.maxMessageSize:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="batch body exceeds maxMessageSize")
-        try:
-            entries = decode_batch_body(batch.body)
-        except MessageDecodeError as e:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark=f"bad batch body: {e}")
-        if not entries:
+        if not isinstance(src, bytes):
+            src = bytes(src)
+        items = self._split_batch(src)
+        if isinstance(items, str):
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark=f"bad batch body: {items}")
+        if not items:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="empty batch")
         topic_b = batch.topic.encode("utf-8")
         topic_len = len(topic_b)
         if topic_len > MAX_TOPIC_BYTES or topic_len == 0:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="topic length must be 1..127 bytes")
         batch_props = batch.properties_bytes()
+        if b"\x00" in batch_props:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="properties contain NUL")
+        sep_len = 1 if batch_props else 0
         born, store = batch.born_host, batch.store_host
         born_a, store_a = self._addr(born[0]), self._addr(store[0])
         bv6, sv6 = len(born_a) == 16, len(store_a) == 16
@@ -368,18 +400,21 @@ class CommitLog:
         sys_flag = (sys_flag | _BORN_V6) if bv6 else (sys_flag & ~_BORN_V6)
         sys_flag = (sys_flag | _STORE_V6) if sv6 else (sys_flag & ~_STORE_V6)
         fixed = _MIN_RECORD + topic_len + (12 if bv6 else 0) + (12 if sv6 else 0)
-        encoded: list[tuple[bytes, bytes, int, int]] = []
         total_all = 0
-        for e in entries:
-            pb = e.properties_string.encode("utf-8")
-            if batch_props:
-                pb = pb + PROPERTY_SEPARATOR.encode() + batch_props if pb else batch_props
-            if len(pb) > MAX_PROPERTIES_BYTES:
+        for _bstart, blen, pstart, plen, _flag in items:
+            if plen:
+                # stored bytes must parse back: UTF-8, and no NUL (the recovery's torn-record signature)
+                if src.find(b"\x00", pstart, pstart + plen) >= 0:
+                    return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="batch properties contain NUL")
+                try:
+                    str(src[pstart : pstart + plen], "utf-8")
+                except UnicodeDecodeError:
+                    return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="batch properties not UTF-8")
+            full_plen = plen + sep_len + len(batch_props) if plen else len(batch_props)
+            if full_plen > MAX_PROPERTIES_BYTES:
                 return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
                                         remark="properties of a batch message exceed 32767 bytes")
-            size = fixed + len(e.body) + len(pb)
-            encoded.append((e.body, pb, e.flag, size))
-            total_all += size
+            total_all += fixed + blen + full_plen
         if total_all + END_FILE_MIN_BLANK_LENGTH > self.file_size:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="batch larger than a commit-log file")
         mf = self._last_file_for(total_all)
@@ -392,21 +427,29 @@ class CommitLog:
         base = mf.file_from_offset
         now = now_ms()
         hdr = _HEADERS[(bv6, sv6)]
-        ids = []
-        # payload of every record first, then the headers last to first
+        hsize = hdr.size
+        tail_props = (PROPERTY_SEPARATOR.encode() + batch_props) if batch_props else b""
         headers = []
-        for body, pb, flag, size in encoded:
-            p = pos + hdr.size
-            bl = len(body)
-            mm[p : p + bl] = body
-            p += bl
+        # payload of every record first, then the headers last to first
+        for bstart, blen, pstart, plen, flag in items:
+            p = pos + hsize
+            body = src[bstart : bstart + blen]
+            mm[p : p + blen] = body
+            p += blen
             mm[p] = topic_len
             mm[p + 1 : p + 1 + topic_len] = topic_b
             p += 1 + topic_len
-            _I16.pack_into(mm, p, len(pb))
-            mm[p + 2 : p + 2 + len(pb)] = pb
-            headers.append((pos, size, zlib.crc32(body) & 0x7FFFFFFF, flag, qoff, bl))
-            ids.append(self._msg_id(store, base + pos))
+            if plen:
+                full_plen = plen + len(tail_props)
+                _I16.pack_into(mm, p, full_plen)
+                mm[p + 2 : p + 2 + plen] = src[pstart : pstart + plen]
+                mm[p + 2 + plen : p + 2 + full_plen] = tail_props
+            else:
+                full_plen = len(batch_props)
+                _I16.pack_into(mm, p, full_plen)
+                mm[p + 2 : p + 2 + full_plen] = batch_props
+            size = p + 2 + full_plen - pos
+            headers.append((pos, size, zlib.crc32(body) & 0x7FFFFFFF, flag, qoff, blen))
             pos += size
             qoff += 1
         for hpos, size, crc, flag, q, bl in reversed(headers):
@@ -422,10 +465,12 @@ class CommitLog:
         batch.queue_offset = first_qoff
         batch.commit_log_offset = base + start
         batch.sys_flag = sys_flag
+        prefix = self._msg_id_prefix(store)
+        ids = ",".join([f"{prefix}{base + h[0]:016X}" for h in headers])
         return PutMessageResult(
             PutMessageStatus.PUT_OK,
-            AppendMessageResult(AppendMessageStatus.PUT_OK, base + start, pos - start, ",".join(ids), now,
-                                first_qoff, len(encoded)),
+            AppendMessageResult(AppendMessageStatus.PUT_OK, base + start, pos - start, ids, now,
+                                first_qoff, len(headers)),
         )
 
     def append_data(self, start_offset: int, data: bytes | memoryview) -> bool:
@@ -525,7 +570,8 @@ class CommitLog:
             if strict and (b"\x00" in topic_raw.tobytes() or b"\x00" in props_raw.tobytes()):
                 return _INVALID
             topic = str(topic_raw, "utf-8")
-            props_s = str(props_raw, "utf-8") if plen else ""
+            # never fail on property bytes written elsewhere: dispatch must go on
+            props_s = str(props_raw, "utf-8", "replace") if plen else ""
         except (struct.error, IndexError, UnicodeDecodeError):
             return _INVALID
         props = _parse_props(props_s)

@@ -265,3 +265,17 @@ def test_store_fills_its_own_host_when_the_message_has_none(tmp_path):
     assert got.sys_flag & MessageSysFlag.STOREHOSTADDRESS_V6
     assert decode_offset_msg_id(r.append_result.msg_id) == (("fd00::9", 30911), r.append_result.wrote_offset)
     store.shutdown_sync()
+
+
+def test_properties_that_could_not_be_recovered_are_refused(tmp_path):
+    store = open_store(small_config(tmp_path))
+    end = store.get_max_phy_offset()
+    assert store.put_message(make_msg(props={"a": "x\x00y"})).status is PutMessageStatus.MESSAGE_ILLEGAL
+    nul = encode_batch_body([BatchEntry(body=b"b", properties={"a": "x\x00y"})])
+    assert store.put_messages(MessageExtBatch(topic="B", body=nul)).status is PutMessageStatus.MESSAGE_ILLEGAL
+    # hand-made batch entry whose properties are not UTF-8
+    bad_utf8 = struct.pack(">iiiii", 20 + 1 + 2 + 4, 0, 0, 0, 1) + b"b" + struct.pack(">h", 4) + b"a\x01\xff\xfe"
+    r = store.put_messages(MessageExtBatch(topic="B", body=bad_utf8))
+    assert r.status is PutMessageStatus.MESSAGE_ILLEGAL and "UTF-8" in r.remark
+    assert store.get_max_phy_offset() == end
+    store.shutdown_sync()
