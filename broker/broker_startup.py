@@ -90,6 +90,8 @@ class Broker:
         self.store_host: tuple[str, int] = ("127.0.0.1", 10911)
         self.is_slave = False
         self._services: list[tuple[Any, Any]] = []
+        self._role_aware: list[Any] = []  # processors with an ``is_slave`` attribute
+        self._role_listeners: list[Any] = []
         self._tasks: list[asyncio.Task] = []
         self._register_pending = False
         self._register_task: asyncio.Task | None = None
@@ -100,6 +102,53 @@ class Broker:
         in :meth:`shutdown` (after the port closes, before config files are persisted and the store
         shuts down). Either may be a plain function or a coroutine function; stops run in reverse order."""
         self._services.append((start, stop))
+
+    def add_role_change_listener(self, fn: Any) -> None:
+        """``fn(is_master: bool)`` (plain or coroutine function) runs after every :meth:`change_role`."""
+        self._role_listeners.append(fn)
+
+    async def change_role(self, *, master: bool, broker_id: int | None = None) -> None:
+        """Switch between master and slave at runtime (the hook a DLedger role change calls).
+
+        A master gets brokerId 0 and role SYNC_MASTER when it was a slave (DLedger leaders confirm
+        every write); a slave gets ``broker_id`` (> 0) and role SLAVE: the store then refuses puts,
+        admin changes are refused, offsets come from the master through SlaveSynchronize. Listeners
+        run, and the broker re-registers at once.
+        """
+        bc, sc = self.configs.broker, self.configs.store
+        if master:
+            if sc.brokerRole is BrokerRole.SLAVE:
+                sc.brokerRole = BrokerRole.SYNC_MASTER
+            bc.brokerId = 0
+        else:
+            if broker_id is None or broker_id <= 0:
+                raise ValueError("a slave needs a brokerId > 0")
+            sc.brokerRole = BrokerRole.SLAVE
+            bc.brokerId = broker_id
+        self.is_slave = not master
+        self.identity.broker_id = bc.brokerId
+        for proc in self._role_aware:
+            proc.is_slave = not master
+        if not master and self.slave_synchronize is None and self.client is not None:
+            config_dir = os.path.join(sc.storePathRootDir, "config")
+            self.slave_synchronize = SlaveSynchronize(
+                self.client, self.topic_config_manager, self.consumer_offset_manager,
+                self.subscription_group_manager, os.path.join(config_dir, "delayOffset.json"),
+            )
+            if self.server is not None and self.server.serving:
+                self._every(10.0, self.slave_synchronize.sync_all, "slave-synchronize", initial_s=3.0)
+        if master and self.slave_synchronize is not None:
+            self.slave_synchronize.master_addr = None  # a master syncs from nobody
+        for fn in self._role_listeners:
+            try:
+                r = fn(master)
+                if asyncio.iscoroutine(r):
+                    await r
+            except Exception:  # noqa: BLE001
+                log.exception("role change listener failed")
+        log.info("broker %s is now %s (brokerId %d)", bc.brokerName, "master" if master else "slave", bc.brokerId)
+        self.topic_config_manager.data_version.next_version()
+        self.request_register()
 
     # -- registration -----------------------------------------------------------------
 
@@ -143,7 +192,7 @@ class Broker:
             if r.kv_table is not None:
                 self.topic_config_manager.update_order_topic_config(set(r.kv_table))
                 break
-        if self.slave_synchronize is not None:
+        if self.slave_synchronize is not None and self.is_slave:
             for r in results:
                 if r.master_addr:
                     self.slave_synchronize.master_addr = r.master_addr
@@ -386,6 +435,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
             topics.data_version.next_version()
             b.request_register()
 
+    b._role_aware = [send, pull, consumer_mgmt, topic_admin, group_admin]
     config_proc = BrokerConfigProcessor(
         configs.all(), store, stats, config_file=configs.config_file, on_update=on_config_update,
         store_root=sc.storePathRootDir,
