@@ -187,7 +187,9 @@ class CommitLog:
     ``get_min_offset``, ``get_max_offset``, ``get_message``, ``get_data``,
     ``roll_next_file``, ``pickup_store_timestamp``, ``check_message_and_return_size``,
     ``recover_normally``, ``recover_abnormally``, ``append_data``, ``flush``,
-    ``flushed_where``, ``shutdown``, ``destroy``, ``topic_queue_table``.
+    ``flush_until``, ``flushed_where``, ``store_timestamp``, ``file_size``,
+    ``shutdown``, ``destroy``, ``topic_queue_table`` (plug another one in with
+    ``DefaultMessageStore(commit_log_factory=...)``).
     """
 
     def __init__(self, config: MessageStoreConfig, tags_code: TagsCodeCalculator | None = None) -> None:
@@ -225,6 +227,17 @@ class CommitLog:
     @property
     def flushed_where(self) -> int:
         return self.mapped_file_queue.flushed_where
+
+    @property
+    def store_timestamp(self) -> int:
+        """Store time of the last record known to be flushed (the checkpoint's physicMsgTimestamp)."""
+        return self.mapped_file_queue.store_timestamp
+
+    def flush_until(self, target: int) -> int:
+        """Blocking: flush until the flushed offset reaches ``target``; return the flushed offset."""
+        from store.flush_service import flush_until
+
+        return flush_until(self, target)
 
     def roll_next_file(self, offset: int) -> int:
         return offset + self.file_size - offset % self.file_size

@@ -38,7 +38,6 @@ from store.flush_service import (
     FlushConsumeQueueService,
     FlushRealTimeService,
     GroupCommitService,
-    flush_until,
 )
 from store.message_store import (
     GetMessageResult,
@@ -218,7 +217,9 @@ class DefaultMessageStore:
         assert self.checkpoint is not None
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self.reput.run(), name="reput"))
-        if self.config.flushDiskType is FlushDiskType.SYNC_FLUSH:
+        if self.config.enableDLegerCommitLog:
+            pass  # DLedger persists and replicates its own log: no CommitLog flush services
+        elif self.config.flushDiskType is FlushDiskType.SYNC_FLUSH:
             self.group_commit = GroupCommitService(self.commit_log, self.checkpoint)
             self._tasks.append(loop.create_task(self.group_commit.run(), name="group-commit"))
         else:
@@ -261,10 +262,10 @@ class DefaultMessageStore:
 
     def _shutdown_blocking(self) -> None:
         self.dispatch_pending()
-        flush_until(self.commit_log, self.commit_log.get_max_offset())
+        self.commit_log.flush_until(self.commit_log.get_max_offset())
         ckpt = self.checkpoint
         if ckpt is not None:
-            ts = self.commit_log.mapped_file_queue.store_timestamp
+            ts = self.commit_log.store_timestamp
             if ts:
                 ckpt.physic_msg_timestamp = ts
         self.consume_queues.flush(0)
@@ -368,7 +369,7 @@ class DefaultMessageStore:
         assert ar is not None
         end = ar.wrote_offset + ar.wrote_bytes
         wait = msg.properties.get(MessageConst.WAIT) != "false"
-        if self.config.flushDiskType is FlushDiskType.SYNC_FLUSH:
+        if self.config.flushDiskType is FlushDiskType.SYNC_FLUSH and not self.config.enableDLegerCommitLog:
             if wait:
                 ok = await self._wait_flush(end)
                 if not ok:
@@ -389,7 +390,7 @@ class DefaultMessageStore:
         loop = asyncio.get_running_loop()
         try:
             flushed = await asyncio.wait_for(
-                loop.run_in_executor(None, flush_until, self.commit_log, end), self.config.syncFlushTimeout / 1000)
+                loop.run_in_executor(None, self.commit_log.flush_until, end), self.config.syncFlushTimeout / 1000)
         except TimeoutError:
             return False
         return flushed >= end
