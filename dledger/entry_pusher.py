@@ -51,7 +51,8 @@ class EntryDispatcher:
     term: int = -1
     write_index: int = -1
     compare_index: int = -1
-    pending: dict[int, int] = field(default_factory=dict)  # index -> tick sent
+    pending: dict[int, int] = field(default_factory=dict)  # first index -> tick sent
+    batch_last: dict[int, int] = field(default_factory=dict)  # first index -> last index of a batch
     rids: dict[int, int] = field(default_factory=dict)  # rid -> index of in-flight APPEND pushes
     inflight: tuple[int, _Inflight, int, int] | None = None  # (rid, kind, index, tick sent)
     retry_at: int = 0
@@ -329,19 +330,23 @@ class EntryPusher:
         d.type = PushType.COMPARE
         d.compare_index = -1
         d.pending.clear()
+        d.batch_last.clear()
         d.rids.clear()
         d.inflight = None
 
     def _to_append(self, d: EntryDispatcher, index: int) -> None:
         d.type = PushType.APPEND
         d.pending.clear()
+        d.batch_last.clear()
         d.rids.clear()
         d.inflight = None
         self.checker.update_peer(d.peer, index)
         d.write_index = index + 1
         self.checker.check()
 
-    def _push(self, d: EntryDispatcher, type_: PushType, entry: DLedgerEntry | None) -> PushEntryRequest:
+    def _push(
+        self, d: EntryDispatcher, type_: PushType, entry: DLedgerEntry | None, batch: list | None = None
+    ) -> PushEntryRequest:
         ms = self.ctx.ms
         d.last_push = self.ctx.now
         return self.ctx.send(
@@ -351,9 +356,36 @@ class EntryPusher:
                 leader_id=ms.self_id,
                 type=type_,
                 entry=entry,
+                batch_entry=batch or [],
                 commit_index=ms.committed_index,
             )
         )
+
+    def _push_append(self, d: EntryDispatcher, first: int, last: int) -> None:
+        """Push entries first..last: one entry, or one batch (enableBatchPush)."""
+        storage = self.ctx.storage
+        if first == last:
+            m = self._push(d, PushType.APPEND, storage.get(first))
+        else:
+            m = self._push(d, PushType.APPEND, None, [storage.get(i) for i in range(first, last + 1)])
+            d.batch_last[first] = last
+        d.pending[first] = self.ctx.now
+        d.rids[m.rid] = first
+
+    def _batch_end(self, first: int) -> int:
+        """Last index of a batch starting at ``first``: entries until maxBatchPushSize bytes."""
+        cfg = self.ctx.cfg
+        end = self.ctx.ms.ledger_end_index
+        if not cfg.enableBatchPush:
+            return first
+        size = 0
+        last = first
+        while last <= end:
+            size += self.ctx.storage.get(last).size
+            if size >= cfg.maxBatchPushSize or last == end:
+                break
+            last += 1
+        return min(last, end)
 
     def pump_all(self) -> None:
         for d in self.dispatchers.values():
@@ -375,10 +407,9 @@ class EntryPusher:
             d.inflight = (m.rid, _Inflight.COMPARE, d.compare_index, ctx.now)
         elif d.type is PushType.APPEND:
             while d.write_index <= ms.ledger_end_index and len(d.pending) < MAX_PENDING_PUSHES:
-                m = self._push(d, PushType.APPEND, storage.get(d.write_index))
-                d.pending[d.write_index] = ctx.now
-                d.rids[m.rid] = d.write_index
-                d.write_index += 1
+                last = self._batch_end(d.write_index)
+                self._push_append(d, d.write_index, last)
+                d.write_index = last + 1
 
     def _truncate(self, d: EntryDispatcher, index: int) -> None:
         d.type = PushType.TRUNCATE
@@ -411,7 +442,8 @@ class EntryPusher:
             return  # COMMIT pushes and stale answers
         if code == C.SUCCESS:
             d.pending.pop(index, None)
-            self.checker.update_peer(d.peer, index + max(1, resp.count) - 1)
+            last = d.batch_last.pop(index, index)
+            self.checker.update_peer(d.peer, last)
             self.checker.check()
             self.pump(d)
         elif code == C.INCONSISTENT_STATE:
@@ -456,13 +488,16 @@ class EntryPusher:
                 self._retry_compare(d)
             if d.type is PushType.APPEND:
                 wm = self.checker.water_marks.get(d.peer, -1)
-                while d.pending and next(iter(d.pending)) <= wm:
-                    del d.pending[next(iter(d.pending))]
+                while d.pending:
+                    first = next(iter(d.pending))
+                    if d.batch_last.get(first, first) > wm:
+                        break
+                    del d.pending[first]
+                    d.batch_last.pop(first, None)
                 sent = d.pending.get(wm + 1)
                 if sent is not None and now - sent >= self._push_timeout:
-                    m = self._push(d, PushType.APPEND, ctx.storage.get(wm + 1))
-                    d.pending[wm + 1] = now
-                    d.rids[m.rid] = wm + 1
+                    # The push the follower needs next is overdue: send it again.
+                    self._push_append(d, wm + 1, d.batch_last.get(wm + 1, wm + 1))
                 elif d.write_index > ms.ledger_end_index and now - d.last_push >= self._commit_idle:
                     self._push(d, PushType.COMMIT, None)
             self.pump(d)

@@ -171,3 +171,22 @@ def test_file_store_cluster_restarts_from_disk(tmp_path):
 def test_chaos_with_file_stores(tmp_path, seed):
     c = chaos_run(3, seed, 2000, storage_factory=file_factory(tmp_path))
     assert len(c.committed) > 20
+
+
+def test_batch_push_replicates_in_batches():
+    c = Cluster(3, seed=5, enableBatchPush=True, maxBatchPushSize=1024)
+    ld = elect(c)
+    c.run(30)
+    sent = []
+    orig = c._send
+    c._send = lambda m: (sent.append(m), orig(m))
+    idx = [ld.propose(b"b" * 200).index for _ in range(40)]  # 248-byte entries: 5 per batch
+    c.run_until(lambda: all(x.committed_index >= idx[-1] for x in c.nodes.values()), 1000)
+    batches = [m for m in sent if getattr(m, "batch_entry", None)]
+    assert batches and max(len(m.batch_entry) for m in batches) == 5
+    c.full_check()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_chaos_with_batch_push(seed):
+    chaos_run(3, seed, 3000, enableBatchPush=True, maxBatchPushSize=200)
