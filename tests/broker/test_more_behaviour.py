@@ -173,3 +173,22 @@ async def test_consume_time_span_and_maintenance_requests(shared_broker):
             assert (await call(c, addr, code)).code == ResponseCode.SUCCESS
         r = await call(c, addr, RequestCode.GET_MAX_OFFSET, {"topic": "SpanT", "queueId": 0})
         assert r.ext_fields["offset"] == "3"
+
+
+async def test_without_auto_creation(broker_factory):
+    b = broker_factory("noauto", autoCreateTopicEnable="false", autoCreateSubscriptionGroup="false")
+    async with RemotingClient() as c:
+        r = await send(c, b.addr, "NotThereT", b"x")
+        assert r.code == ResponseCode.TOPIC_NOT_EXIST and "apply first" in r.remark
+        r = await call(c, b.addr, RequestCode.GET_ALL_TOPIC_CONFIG)
+        table = fastjson.loads(r.body)["topicConfigTable"]
+        assert "TBW102" not in table and "NotThereT" not in table
+        h = {"topic": "MadeT", "defaultTopic": "TBW102", "readQueueNums": 1, "writeQueueNums": 1, "perm": 6,
+             "topicFilterType": "SINGLE_TAG", "order": "false"}
+        assert (await call(c, b.addr, RequestCode.UPDATE_AND_CREATE_TOPIC, h)).code == ResponseCode.SUCCESS
+        assert (await send(c, b.addr, "MadeT", b"x")).code == ResponseCode.SUCCESS
+        p = await pull(c, b.addr, "unknownGroup", "MadeT", 0, 0)
+        assert p.code == ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST
+        # a retry topic needs its group to exist
+        r = await send(c, b.addr, "%RETRY%unknownGroup", b"x")
+        assert r.code == ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST
