@@ -671,12 +671,19 @@ class DefaultMessageStore:
             "storeWriteable": str(self.writeable).lower(),
             "flushDiskType": self.config.flushDiskType.name,
         }
-        try:
-            st = os.statvfs(self.config.commit_log_dir if os.path.isdir(self.config.commit_log_dir)
-                            else self.config.storePathRootDir)
-            info["commitLogDiskRatio"] = str(1.0 - st.f_bavail / st.f_blocks if st.f_blocks else 0.0)
-        except OSError:
-            pass
+        info["remainHowManyDataToFlush"] = str(max(0, cl.get_max_offset() - cl.flushed_where))
+        info["remainTransientStoreBufferNumbs"] = str(2**31 - 1)  # no transient store pool
+        info["pageCacheLockTimeMills"] = "0"  # appends never block (single writer on the loop)
+        for key, path in (("commitLogDiskRatio", self.config.commit_log_dir),
+                          ("consumeQueueDiskRatio", self.config.consume_queue_dir)):
+            try:
+                st = os.statvfs(path if os.path.isdir(path) else self.config.storePathRootDir)
+                info[key] = str((st.f_blocks - st.f_bfree) / st.f_blocks if st.f_blocks else 0.0)
+                if key == "commitLogDiskRatio":
+                    info["commitLogDirCapacity"] = (f"Total : {st.f_blocks * st.f_frsize / 2**30:.1f} GiB, "
+                                                    f"Free : {st.f_bavail * st.f_frsize / 2**30:.1f} GiB.")
+            except OSError:
+                pass
         if self.group_commit is not None:
             info["groupCommitFsyncCount"] = str(self.group_commit.fsync_count)
         info["timestamp"] = str(int(time.time() * 1000))
