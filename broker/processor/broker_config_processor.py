@@ -82,6 +82,9 @@ class BrokerConfigProcessor:
         unknown = []
         plan = []
         for key, raw in props.items():
+            if any(ch in raw for ch in "\r\n\x00"):
+                # The values are written back to the -c file: a line break would smuggle in another key.
+                return req.response_to(ResponseCode.SYSTEM_ERROR, f"the value of config key {key} contains a line break")
             owner = self._owner(key)
             if owner is None:
                 unknown.append(key)

@@ -284,9 +284,12 @@ async def test_broker_config_get_update_and_refusal(shared_broker):
         assert r.code == ResponseCode.SYSTEM_ERROR and "shortPollingTimeMills" in r.remark
         r = await call(c, addr, RequestCode.UPDATE_BROKER_CONFIG, body=b"noSuchKey=1\n")
         assert r.code == ResponseCode.SYSTEM_ERROR
+        # an escaped line break would smuggle a forbidden key into the persisted -c file
+        r = await call(c, addr, RequestCode.UPDATE_BROKER_CONFIG, body=b"regionId=x\\nstorePathRootDir=/tmp/evil\n")
+        assert r.code == ResponseCode.SYSTEM_ERROR and "line break" in r.remark
         # the change was written back to the -c file, the forbidden ones were not
         conf = shared_broker.conf.read_text()
-        assert "shortPollingTimeMills=1500" in conf and "/tmp/x" not in conf
+        assert "shortPollingTimeMills=1500" in conf and "/tmp/x" not in conf and "/tmp/evil" not in conf
 
 
 async def test_runtime_info(shared_broker):
