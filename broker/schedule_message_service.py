@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from broker.config_manager import ConfigManager, pretty_json
+from broker.transaction.transactional_message_util import java_properties_string
 from common import mixall
 from common.message import (
     MessageConst,
@@ -61,7 +62,8 @@ def rewrite_delayed_message(msg: MessageExtBrokerInner, max_level: int) -> Messa
 
     Only NOT_TYPE / COMMIT messages whose ``DELAY`` property (in the map) is > 0
     are rewritten; the level is clamped to ``max_level``; the properties string
-    is re-serialized from the map (so it keeps ``WAIT`` as RocketMQ's does).
+    is re-serialized from the map in Java HashMap order (so it keeps ``WAIT``,
+    byte for byte as RocketMQ's).
     Returns ``msg`` (changed in place) either way.
     """
     if max_level <= 0:
@@ -85,7 +87,7 @@ def rewrite_delayed_message(msg: MessageExtBrokerInner, max_level: int) -> Messa
     props[MessageConst.REAL_TOPIC] = msg.topic
     props[MessageConst.REAL_QID] = str(msg.queue_id)
     msg.properties = props
-    msg.properties_string = properties_to_string(props)
+    msg.properties_string = java_properties_string(props)
     msg.topic = mixall.SCHEDULE_TOPIC
     msg.queue_id = delay_level_to_queue_id(level)
     return msg

@@ -17,8 +17,9 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from broker.transaction.transactional_message_util import java_properties_string
 from common import mixall
-from common.message import MessageConst, MessageExtBrokerInner, properties_to_string
+from common.message import MessageConst, MessageExt, MessageExtBrokerInner
 from common.perm import PERM_READ, PERM_WRITE, is_writeable
 from common.util import java_string_hash
 from remoting.codes import ResponseCode
@@ -26,13 +27,47 @@ from remoting.command import RemotingCommand
 from remoting.header import HeaderError
 from remoting.header.broker import ConsumerSendMsgBackRequestHeader
 
-__all__ = ["SendBackProcessor", "V3_4_9", "DLQ_NUMS_PER_GROUP"]
+__all__ = ["SendBackProcessor", "build_send_back_message", "V3_4_9", "DLQ_NUMS_PER_GROUP"]
 
 log = logging.getLogger(__name__)
 
 V3_4_9 = 121  # MQVersion ordinal from which the header's maxReconsumeTimes counts
 DLQ_NUMS_PER_GROUP = 1
 _UNIT_MODE_SYS_FLAG = 0x2  # TopicSysFlag unit-sub flag
+
+
+def build_send_back_message(ext: MessageExt, topic: str, queue_id: int, delay_level: int,
+                            dead_letter: bool) -> MessageExtBrokerInner:
+    """The record a send-back writes for ``ext`` (before any delay rewrite), as RocketMQ 4.9.7 builds it.
+
+    Properties: the stored ones, then RETRY_TOPIC (if absent), WAIT=false,
+    DELAY (level, ``3 + reconsumeTimes`` for 0, or 0 for a dead letter) and
+    ORIGIN_MESSAGE_ID, serialized in Java HashMap order.
+    """
+    props = dict(ext.properties)
+    props.setdefault(MessageConst.RETRY_TOPIC, ext.topic)
+    props[MessageConst.WAIT] = "false"
+    if dead_letter:
+        props[MessageConst.DELAY] = "0"  # RocketMQ sets level 0: kept in the record, no delay
+    else:
+        props[MessageConst.DELAY] = str(delay_level if delay_level != 0 else 3 + ext.reconsume_times)
+    origin = props.get(MessageConst.ORIGIN_MESSAGE_ID)
+    props[MessageConst.ORIGIN_MESSAGE_ID] = origin if origin and origin.strip() else ext.msg_id
+    tags = props.get(MessageConst.TAGS)
+    return MessageExtBrokerInner(
+        topic=topic,
+        queue_id=queue_id,
+        flag=ext.flag,
+        body=ext.body,
+        properties=props,
+        properties_string=java_properties_string(props),
+        tags_code=java_string_hash(tags) if tags else 0,
+        sys_flag=ext.sys_flag,
+        born_timestamp=ext.born_timestamp,
+        born_host=ext.born_host,
+        store_host=ext.store_host,
+        reconsume_times=ext.reconsume_times + 1,
+    )
 
 
 class SendBackProcessor:
@@ -76,14 +111,10 @@ class SendBackProcessor:
         ext = self.store.look_message_by_offset(h.offset) if h.offset >= 0 else None
         if ext is None:
             return req.response_to(ResponseCode.SYSTEM_ERROR, f"look message by offset failed, {h.offset}")
-        props = dict(ext.properties)
-        props.setdefault(MessageConst.RETRY_TOPIC, ext.topic)
-        props[MessageConst.WAIT] = "false"
         max_times = sgc.retryMaxTimes
         if req.version >= V3_4_9 and h.maxReconsumeTimes is not None:
             max_times = h.maxReconsumeTimes
-        delay = h.delayLevel
-        dlq = ext.reconsume_times >= max_times or delay < 0
+        dlq = ext.reconsume_times >= max_times or h.delayLevel < 0
         if dlq:
             new_topic = mixall.get_dlq_topic(h.group)
             queue_id = self._rand.randrange(99999999) % DLQ_NUMS_PER_GROUP
@@ -91,28 +122,7 @@ class SendBackProcessor:
                                                                       PERM_WRITE | PERM_READ, 0)
             if tc is None:
                 return req.response_to(ResponseCode.SYSTEM_ERROR, f"topic[{new_topic}] not exist")
-            props[MessageConst.DELAY] = "0"  # RocketMQ sets level 0 (kept in the record, no delay)
-        else:
-            if delay == 0:
-                delay = 3 + ext.reconsume_times
-            props[MessageConst.DELAY] = str(delay)
-        origin = props.get(MessageConst.ORIGIN_MESSAGE_ID)
-        props[MessageConst.ORIGIN_MESSAGE_ID] = origin if origin and origin.strip() else ext.msg_id
-        tags = props.get(MessageConst.TAGS)
-        msg = MessageExtBrokerInner(
-            topic=new_topic,
-            queue_id=queue_id,
-            flag=ext.flag,
-            body=ext.body,
-            properties=props,
-            properties_string=properties_to_string(props),
-            tags_code=java_string_hash(tags) if tags else 0,
-            sys_flag=ext.sys_flag,
-            born_timestamp=ext.born_timestamp,
-            born_host=ext.born_host,
-            store_host=ext.store_host,
-            reconsume_times=ext.reconsume_times + 1,
-        )
+        msg = build_send_back_message(ext, new_topic, queue_id, h.delayLevel, dlq)
         if not dlq:
             msg = self.rewrite_delay(msg)
         result = self.store.put_message(msg)

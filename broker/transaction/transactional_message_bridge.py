@@ -18,6 +18,7 @@ from broker.transaction.transactional_message_util import (
     HALF_TOPIC,
     OP_TOPIC,
     REMOVE_TAG,
+    java_properties_string,
     op_body,
 )
 from common.message import (
@@ -26,7 +27,6 @@ from common.message import (
     MessageExtBrokerInner,
     MessageSysFlag,
     decode_message,
-    properties_to_string,
 )
 from common.perm import PERM_READ, PERM_WRITE
 from common.util import java_string_hash, now_ms
@@ -133,7 +133,7 @@ class TransactionalMessageBridge:
         props[MessageConst.REAL_TOPIC] = msg.topic
         props[MessageConst.REAL_QID] = str(msg.queue_id)
         msg.properties = props
-        msg.properties_string = properties_to_string(props)
+        msg.properties_string = java_properties_string(props)
         msg.sys_flag = MessageSysFlag.reset_transaction_value(msg.sys_flag, MessageSysFlag.TRANSACTION_NOT_TYPE)
         msg.topic = HALF_TOPIC
         msg.queue_id = 0
@@ -153,7 +153,7 @@ class TransactionalMessageBridge:
             queue_id=half.queue_id,
             body=op_body(half.queue_offset),
             properties=props,
-            properties_string=properties_to_string(props),
+            properties_string=java_properties_string(props),
             tags_code=_tags_code(REMOVE_TAG),
             sys_flag=0,
             born_timestamp=now_ms(),
@@ -176,7 +176,7 @@ class TransactionalMessageBridge:
             flag=ext.flag,
             body=ext.body,
             properties=props,
-            properties_string=properties_to_string(props),
+            properties_string=java_properties_string(props),
             tags_code=_tags_code(props.get(MessageConst.TAGS)),
             sys_flag=ext.sys_flag,
             born_timestamp=ext.born_timestamp,
@@ -189,5 +189,5 @@ class TransactionalMessageBridge:
         inner = self.renew_half_message_inner(ext)
         if MessageConst.TRAN_PREPARED_QUEUE_OFFSET not in inner.properties:
             inner.properties[MessageConst.TRAN_PREPARED_QUEUE_OFFSET] = str(ext.queue_offset)
-            inner.properties_string = properties_to_string(inner.properties)
+            inner.properties_string = java_properties_string(inner.properties)
         return inner

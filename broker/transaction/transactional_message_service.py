@@ -31,6 +31,7 @@ from broker.transaction.transactional_message_util import (
     OP_TOPIC,
     REMOVE_TAG,
     encode_message_ext,
+    java_properties_string,
     parse_op_body,
 )
 from common.message import (
@@ -130,7 +131,7 @@ class TransactionCheckListener:
             flag=ext.flag,
             body=ext.body,
             properties=props,
-            properties_string=properties_to_string(props),
+            properties_string=java_properties_string(props),
             tags_code=java_string_hash(tags) if tags else 0,
             sys_flag=ext.sys_flag,
             born_timestamp=ext.born_timestamp,

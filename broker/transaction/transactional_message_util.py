@@ -7,12 +7,15 @@ import struct
 from common import mixall
 from common.message import (
     MESSAGE_MAGIC_CODE,
+    NAME_VALUE_SEPARATOR,
+    PROPERTY_SEPARATOR,
     MessageExt,
     MessageSysFlag,
     body_crc,
     host_to_bytes,
     properties_to_string,
 )
+from common.util import java_string_hash
 
 __all__ = [
     "REMOVE_TAG",
@@ -23,6 +26,7 @@ __all__ = [
     "op_body",
     "parse_op_body",
     "encode_message_ext",
+    "java_properties_string",
 ]
 
 REMOVE_TAG = "d"
@@ -34,6 +38,28 @@ CONSUMER_GROUP = mixall.CID_SYS_RMQ_TRANS  # its consumer offsets hold the check
 _HEAD = struct.Struct(">iiiiiqqiq")
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
+
+
+def _java_bucket(key: str, capacity: int) -> int:
+    h = java_string_hash(key) & 0xFFFFFFFF
+    return (h ^ (h >> 16)) & (capacity - 1)
+
+
+def java_properties_string(props: dict[str, str]) -> str:
+    """The properties string RocketMQ's broker writes when it re-serializes a map (``messageProperties2String``).
+
+    The Java map is a ``HashMap``: it iterates by bucket (``hash ^ hash >>> 16``
+    masked by the table size, 16 doubling past 3/4 full), and within a bucket in
+    insertion order, which is what a stable sort of this dict (kept in the same
+    insertion order as the Java map) gives. Records re-written by the broker
+    (half, op, retry, dead-letter, check copies) then match RocketMQ's bytes.
+    """
+    items = [(k, v) for k, v in props.items() if v is not None]
+    capacity = 16
+    while len(items) > capacity * 3 // 4:
+        capacity *= 2
+    items.sort(key=lambda kv: _java_bucket(kv[0], capacity))
+    return PROPERTY_SEPARATOR.join(k + NAME_VALUE_SEPARATOR + v for k, v in items)
 
 
 def op_body(half_queue_offset: int) -> bytes:
