@@ -554,12 +554,18 @@ class CommitLog:
         if total < _MIN_RECORD or pos + total > n:
             return _INVALID
         try:
-            (_t, _m, crc, qid, _flag, qoff, phys, sys_flag, _born_ts) = _HEAD.unpack_from(mv, pos)
-            p = pos + 48 + (20 if sys_flag & _BORN_V6 else 8)
-            store_ts = _I64.unpack_from(mv, p)[0]
-            p += 8 + (20 if sys_flag & _STORE_V6 else 8)
-            _recon, prepared, body_len = _TAIL.unpack_from(mv, p)
-            p += 16
+            # one unpack for the common IPv4/IPv4 header, redone with the right layout otherwise
+            f = _HDR44.unpack_from(mv, pos)
+            sys_flag = f[7]
+            if sys_flag & (_BORN_V6 | _STORE_V6):
+                hdr = _HEADERS[(bool(sys_flag & _BORN_V6), bool(sys_flag & _STORE_V6))]
+                f = hdr.unpack_from(mv, pos)
+                p = pos + hdr.size
+            else:
+                p = pos + 88
+            # TOTAL MAGIC CRC QID FLAG QOFF PHYS SYSFLAG BORNTS BORNADDR BORNPORT STORETS STOREADDR
+            # STOREPORT RECONSUME PREPARED BODYLEN
+            crc, qid, qoff, phys, store_ts, prepared, body_len = f[2], f[3], f[5], f[6], f[11], f[15], f[16]
             end = pos + total
             if body_len < 0 or p + body_len > end:
                 return _INVALID
