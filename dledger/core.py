@@ -43,7 +43,7 @@ from dledger.protocol import (
 from dledger.protocol import (
     DLedgerResponseCode as C,
 )
-from dledger.storage import Storage
+from dledger.storage import AppendHook, Storage
 
 __all__ = ["DLedgerCore", "Ready"]
 
@@ -147,13 +147,14 @@ class DLedgerCore:
         extra = {"vote_result": VoteResult.UNKNOWN} if cls is VoteResponse else {}
         return msg.reply(cls, code=int(code), term=ms.curr_term, leader_id=ms.leader_id, **extra)
 
-    def propose(self, body: bytes) -> DLedgerEntry:
+    def propose(self, body: bytes, hook: AppendHook | None = None) -> DLedgerEntry:
         """Leader: append ``body`` as the next entry and start replicating it.
 
         Returns the stored entry (its ``index`` and ``pos`` are final); an
         AppendResult for that index appears in a later Ready (SUCCESS once
         committed). Raises DLedgerError(NOT_LEADER / LEADER_TRANSFERRING /
-        LEADER_PENDING_FULL / ...) when the append cannot start.
+        LEADER_PENDING_FULL / ...) when the append cannot start. ``hook(pos, body)``
+        patches the body once its position is known (DLedger's AppendHook).
         """
         ms = self.member_state
         if not ms.is_leader():
@@ -162,11 +163,11 @@ class DLedgerCore:
             raise DLedgerError(C.LEADER_TRANSFERRING, f"transferring to {ms.transferee}")
         if self.pusher.pending_count() >= self.config.maxPendingRequestsNum:
             raise DLedgerError(C.LEADER_PENDING_FULL, "too many appends waiting for quorum")
-        return self._append_as_leader(bytes(body))
+        return self._append_as_leader(bytes(body), hook)
 
-    def _append_as_leader(self, body: bytes) -> DLedgerEntry:
+    def _append_as_leader(self, body: bytes, hook: AppendHook | None = None) -> DLedgerEntry:
         ms = self.member_state
-        entry = self.storage.append(ms.ledger_end_index + 1, ms.curr_term, body)
+        entry = self.storage.append(ms.ledger_end_index + 1, ms.curr_term, body, hook=hook)
         self.ctx.written.append(entry)
         self.pusher.on_appended(entry)
         return entry

@@ -34,6 +34,7 @@ from dledger.entry import (
 )
 from dledger.protocol import DLedgerError
 from dledger.protocol import DLedgerResponseCode as C
+from dledger.storage import AppendHook, apply_append_hook
 
 __all__ = ["DLedgerMmapFileStore", "CHECKPOINT_FILE"]
 
@@ -128,7 +129,9 @@ class DLedgerMmapFileStore:
             raise DLedgerError(C.DISK_ERROR, f"index unit of {index} points at entry {e.index} pos {e.pos}")
         return e
 
-    def append(self, index: int, term: int, body: bytes, pos: int | None = None) -> DLedgerEntry:
+    def append(
+        self, index: int, term: int, body: bytes, pos: int | None = None, hook: AppendHook | None = None
+    ) -> DLedgerEntry:
         if index != self._end + 1:
             raise DLedgerError(C.INCONSISTENT_INDEX, f"append {index} after {self._end}")
         entry = DLedgerEntry(index=index, term=term, body=bytes(body))
@@ -138,6 +141,8 @@ class DLedgerMmapFileStore:
         if pos is not None and pos != start:
             raise DLedgerError(C.INCONSISTENT_STATE, f"pos {pos} != write position {start}")
         entry.pos = start
+        if hook is not None:
+            entry.body = apply_append_hook(hook, start, entry.body)
         mf.append(entry.encode())
         self._write_index_unit(entry)
         recent = self._recent
@@ -165,7 +170,9 @@ class DLedgerMmapFileStore:
             # directly or at the start of the next data file (after a blank).
             end = prev.pos + prev.size
             size = self.data.mapped_file_size
-            if entry.pos != end and not (entry.pos > end and entry.pos % size == 0 and entry.pos - end <= size):
+            if entry.pos != end and not (
+                entry.pos > end and entry.pos % size == 0 and entry.pos - end <= size
+            ):
                 raise DLedgerError(C.INCONSISTENT_STATE, f"truncate pos {entry.pos} does not follow {end}")
             cut_at = end  # also drops a stale tail (entries or a blank) left in that file
         self._cut(entry.index, cut_at, entry.index - 1, prev.term if prev else -1)

@@ -46,7 +46,7 @@ from dledger.protocol import (
 from dledger.protocol import (
     DLedgerResponseCode as C,
 )
-from dledger.storage import MemoryStorage, Storage
+from dledger.storage import AppendHook, MemoryStorage, Storage
 from remoting import fastjson
 from remoting.client import RemotingClient
 from remoting.command import RemotingCommand
@@ -172,10 +172,11 @@ class DLedgerServer:
     def get_entry(self, index: int) -> DLedgerEntry | None:
         return self._storage.get(index)
 
-    async def append(self, data: bytes) -> tuple[int, int]:
+    async def append(self, data: bytes, hook: AppendHook | None = None) -> tuple[int, int]:
         """Append on the leader; returns (index, pos) once committed. DLedgerError(code) when
-        the append cannot start (NOT_LEADER...) or does not commit (TERM_CHANGED, WAIT_QUORUM_ACK_TIMEOUT)."""
-        entry = self.core.propose(data)
+        the append cannot start (NOT_LEADER...) or does not commit (TERM_CHANGED,
+        WAIT_QUORUM_ACK_TIMEOUT). ``hook(pos, body)`` patches the body before it is written."""
+        entry = self.core.propose(data, hook)
         fut = asyncio.get_running_loop().create_future()
         self._appends[entry.index] = fut
         self._process_ready()

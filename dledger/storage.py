@@ -7,12 +7,17 @@ before it sends that Ready's messages.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from dledger.entry import DLedgerEntry
 from dledger.protocol import DLedgerError, DLedgerResponseCode
 
-__all__ = ["Storage", "MemoryStorage"]
+__all__ = ["Storage", "MemoryStorage", "AppendHook", "apply_append_hook"]
+
+# DLedger's AppendHook: called with the entry's position and its body (a bytearray to
+# patch in place, e.g. RocketMQ's PHYSICALOFFSET = pos + 48) before the entry is stored.
+AppendHook = Callable[[int, bytearray], None]
 
 
 @runtime_checkable
@@ -35,10 +40,13 @@ class Storage(Protocol):
     def get(self, index: int) -> DLedgerEntry | None:
         """The entry at ``index`` or None when outside [begin, end]."""
 
-    def append(self, index: int, term: int, body: bytes, pos: int | None = None) -> DLedgerEntry:
+    def append(
+        self, index: int, term: int, body: bytes, pos: int | None = None, hook: AppendHook | None = None
+    ) -> DLedgerEntry:
         """Append the entry ``index`` (must be end + 1). ``pos`` None: the store picks the
         position (leader); otherwise the entry must land exactly there (follower), else
-        DLedgerError(INCONSISTENT_STATE)."""
+        DLedgerError(INCONSISTENT_STATE). ``hook(pos, body)`` may patch the body in place
+        once the position is known (same length), before it is written."""
 
     def truncate(self, entry: DLedgerEntry) -> None:
         """Make ``entry`` the last entry: keep the local one at that index if equal, else
@@ -94,7 +102,9 @@ class MemoryStorage:
             return self._entries[i]
         return None
 
-    def append(self, index: int, term: int, body: bytes, pos: int | None = None) -> DLedgerEntry:
+    def append(
+        self, index: int, term: int, body: bytes, pos: int | None = None, hook: AppendHook | None = None
+    ) -> DLedgerEntry:
         if index != self.ledger_end_index + 1:
             raise DLedgerError(
                 DLedgerResponseCode.INCONSISTENT_INDEX, f"append {index} after {self.ledger_end_index}"
@@ -102,6 +112,8 @@ class MemoryStorage:
         nxt = self._next_pos()
         if pos is not None and pos != nxt:
             raise DLedgerError(DLedgerResponseCode.INCONSISTENT_STATE, f"pos {pos} != write position {nxt}")
+        if hook is not None:
+            body = apply_append_hook(hook, nxt, body)
         e = DLedgerEntry(index=index, term=term, body=bytes(body), pos=nxt)
         self._entries.append(e)
         return e
@@ -111,7 +123,9 @@ class MemoryStorage:
         if i < 0:
             raise DLedgerError(DLedgerResponseCode.INDEX_LESS_THAN_LOCAL_BEGIN, f"truncate {entry.index}")
         if i > len(self._entries):
-            raise DLedgerError(DLedgerResponseCode.INCONSISTENT_INDEX, f"truncate {entry.index} beyond the end")
+            raise DLedgerError(
+                DLedgerResponseCode.INCONSISTENT_INDEX, f"truncate {entry.index} beyond the end"
+            )
         local = self.get(entry.index)
         if local is not None and local.same_as(entry):
             del self._entries[i + 1 :]
@@ -133,3 +147,12 @@ class MemoryStorage:
 
     def close(self) -> None:
         pass
+
+
+def apply_append_hook(hook: AppendHook, pos: int, body: bytes) -> bytes:
+    """Run ``hook`` on a copy of ``body`` for an entry at ``pos``; it must keep the length."""
+    buf = bytearray(body)
+    hook(pos, buf)
+    if len(buf) != len(body):
+        raise DLedgerError(DLedgerResponseCode.UNEXPECTED_ARGUMENT, "an append hook must not resize the body")
+    return bytes(buf)

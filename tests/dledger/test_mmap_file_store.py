@@ -154,3 +154,21 @@ def test_truncate_onto_next_file_start_drops_stale_tail_of_previous_file(tmp_pat
     st = open_store(tmp_path)
     assert st.ledger_end_index == 5 and st.get(5).body == st2.body
     st.close()
+
+
+def test_append_hook_patches_body_with_final_position(tmp_path):
+    st = open_store(tmp_path)
+    fill(st, 27, size=100)  # file 0 is full: the next entry goes to 4096
+
+    def hook(pos, body):
+        struct.pack_into(">q", body, 0, pos + 48)  # as RocketMQ patches PHYSICALOFFSET
+
+    e = st.append(27, 1, bytes(16), hook=hook)
+    assert e.pos == DATA and struct.unpack_from(">q", st.get(27).body)[0] == DATA + 48
+    with pytest.raises(DLedgerError):
+        st.append(28, 1, b"abc", hook=lambda pos, body: body.extend(b"more"))
+    assert st.ledger_end_index == 27
+    st.close()
+    st = open_store(tmp_path)
+    assert struct.unpack_from(">q", st.get(27).body)[0] == DATA + 48
+    st.close()

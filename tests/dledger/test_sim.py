@@ -190,3 +190,12 @@ def test_batch_push_replicates_in_batches():
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_chaos_with_batch_push(seed):
     chaos_run(3, seed, 3000, enableBatchPush=True, maxBatchPushSize=200)
+
+
+def test_append_hook_body_is_what_followers_store():
+    c = Cluster(3, seed=6)
+    ld = elect(c)
+    e = ld.propose(bytes(8), hook=lambda pos, body: body.__setitem__(slice(0, 8), (pos + 48).to_bytes(8, "big")))
+    c.run_until(lambda: all(x.committed_index >= e.index for x in c.nodes.values()), 1000)
+    for nid in c.ids:
+        assert int.from_bytes(c.disks[nid].storage.get(e.index).body, "big") == e.pos + 48
