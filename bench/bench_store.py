@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -216,6 +217,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=None, help="time cap per phase")
     a = ap.parse_args()
     base = a.dir or tempfile.mkdtemp(prefix="bench-store-")
+    # SIGTERM cleans the temp stores up too
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     quick = a.quick
     secs = a.seconds or (3.0 if quick else 20.0)
     count = 100_000 if quick else 1_000_000
