@@ -163,7 +163,7 @@ def test_append_hook_patches_body_with_final_position(tmp_path):
     def hook(pos, body):
         struct.pack_into(">q", body, 0, pos + 48)  # as RocketMQ patches PHYSICALOFFSET
 
-    e = st.append(27, 1, bytes(16), hook=hook)
+    e = st.append(27, 1, bytes(200), hook=hook)
     assert e.pos == DATA and struct.unpack_from(">q", st.get(27).body)[0] == DATA + 48
     with pytest.raises(DLedgerError):
         st.append(28, 1, b"abc", hook=lambda pos, body: body.extend(b"more"))
