@@ -250,6 +250,10 @@ class ConsumeQueue:
     # -- maintenance -----------------------------------------------------------------------
 
     def flush(self, least_pages: int = 0) -> bool:
+        """Flush dirty units; ``least_pages`` 0 flushes everything (every file)."""
+        if least_pages == 0:
+            before = self.queue.flushed_where
+            return self.queue.flush_all() == before
         return self.queue.flush(least_pages)
 
     def delete_expired_file(self, commit_log_min_offset: int) -> int:
