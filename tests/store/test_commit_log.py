@@ -279,3 +279,25 @@ def test_properties_that_could_not_be_recovered_are_refused(tmp_path):
     assert r.status is PutMessageStatus.MESSAGE_ILLEGAL and "UTF-8" in r.remark
     assert store.get_max_phy_offset() == end
     store.shutdown_sync()
+
+
+def test_batch_body_and_pull_body_codecs_roundtrip(tmp_path):
+    from common.message import MessageDecodeError, decode_batch_body, decode_messages
+
+    entries = [BatchEntry(body=os.urandom(i * 3), flag=i, properties={"k": f"v{i}", "UNIQ_KEY": f"U{i}"})
+               for i in range(5)]
+    raw = encode_batch_body(entries)
+    back = decode_batch_body(raw)
+    assert [(e.body, e.flag, e.properties) for e in back] == [(e.body, e.flag, e.properties) for e in entries]
+    for cut in (1, 7, len(raw) - 1):
+        with pytest.raises(MessageDecodeError):
+            decode_batch_body(raw[:cut])
+    store = open_store(small_config(tmp_path))
+    for i in range(4):
+        store.put_message(make_msg(body=b"m%d" % i))
+    store.dispatch_pending()
+    pulled = store.get_message("g", "TopicA", 0, 0, 32)
+    msgs = decode_messages(pulled.body())
+    assert [m.body for m in msgs] == [b"m0", b"m1", b"m2", b"m3"]
+    assert [m.queue_offset for m in msgs] == pulled.queue_offsets
+    store.shutdown_sync()
