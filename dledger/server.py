@@ -118,6 +118,7 @@ class DLedgerServer:
             self._server.register_processor(int(code), self._on_peer_request)
         self._server.register_processor(int(RequestCode.APPEND), self._on_append_request)
         self._server.register_processor(int(RequestCode.METADATA), self._on_metadata_request)
+        self._server.register_processor(int(RequestCode.GET), self._on_get_request)
         await self._server.start()
         self._client = RemotingClient()
         self._ticker = asyncio.get_running_loop().create_task(self._tick_loop())
@@ -348,6 +349,26 @@ class DLedgerServer:
         self._client_appends[entry.index] = (conn, req)
         self._process_ready()
         return None
+
+    def _on_get_request(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
+        """GetEntriesRequest: the leader returns the one entry at ``beginIndex``."""
+        core = self.core
+        base = {"group": self.config.group, "leaderId": core.leader_id, "term": core.term}
+        try:
+            d = fastjson.loads(req.body or b"{}")
+            index = int(d.get("beginIndex", -1))
+        except (ValueError, TypeError) as e:
+            return req.response_to(
+                200, body=fastjson.dumps({**base, "code": int(C.UNEXPECTED_ARGUMENT)}), remark=str(e)
+            )
+        if not self.is_leader:
+            return req.response_to(200, body=fastjson.dumps({**base, "code": int(C.NOT_LEADER)}))
+        e = self._storage.get(index)
+        if e is None:
+            return req.response_to(200, body=fastjson.dumps({**base, "code": int(C.INDEX_OUT_OF_RANGE)}))
+        return req.response_to(
+            200, body=fastjson.dumps({**base, "code": int(C.SUCCESS), "entries": [e.to_json()]})
+        )
 
     def _on_metadata_request(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         body = {

@@ -136,6 +136,7 @@ async def test_transfer_leadership_and_client_append_rpc(tmp_path):
         out = fastjson.loads(resp.body)
         assert resp.code == 200 and out["code"] == C.SUCCESS and out["index"] >= 1
         assert target.server.get_entry(out["index"]).body == b"via rpc"
+        out_index = out["index"]
         # Sent to a follower: NOT_LEADER with the leader's id.
         faddr = ld.server.peers[ld.cfg.selfId]
         resp = await client.invoke(faddr, RemotingCommand.request(int(RequestCode.APPEND), body=fastjson.dumps(body)))
@@ -143,6 +144,9 @@ async def test_transfer_leadership_and_client_append_rpc(tmp_path):
         assert out["code"] == C.NOT_LEADER and out["leaderId"] == target.cfg.selfId
         resp = await client.invoke(faddr, RemotingCommand.request(int(RequestCode.METADATA), body=b"{}"))
         assert fastjson.loads(resp.body)["leaderId"] == target.cfg.selfId
+        get = RemotingCommand.request(int(RequestCode.GET), body=fastjson.dumps({"beginIndex": out_index}))
+        got = fastjson.loads((await client.invoke(addr, get)).body)
+        assert got["code"] == C.SUCCESS and base64.b64decode(got["entries"][0]["body"]) == b"via rpc"
     finally:
         await client.close()
         await stop_all(members)
