@@ -36,7 +36,11 @@ async def test_delivered_on_time_never_early(broker_factory):
                 assert r.code == ResponseCode.SUCCESS, r.remark
                 sent[key] = (min(level, 3), time.time())
         # parked in SCHEDULE_TOPIC_XXXX queue level-1, nothing visible in the real topic yet
-        parked = await _pull_all(c, b.addr, "gSched", "SCHEDULE_TOPIC_XXXX", 2)
+        async def parked_all():
+            got = await _pull_all(c, b.addr, "gSched", "SCHEDULE_TOPIC_XXXX", 2)
+            return got if len(got) >= 4 else None
+
+        parked = await async_wait_until(parked_all, 5, what="level-3 messages parked")
         assert {m.properties["UNIQ_KEY"] for m in parked} == {"L3-0", "L3-1", "L9-0", "L9-1"}
         assert all(m.properties["REAL_TOPIC"] == "DelayT" and m.properties["REAL_QID"] == "1" for m in parked)
         assert {m.properties["DELAY"] for m in parked} == {"3"}
