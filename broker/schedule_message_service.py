@@ -175,6 +175,14 @@ class ScheduleMessageService:
     def persist(self) -> None:
         self.offsets.persist()
 
+    def running_stats(self) -> dict[str, str]:
+        """``scheduleMessageOffset_<level>`` -> ``"<delay offset>,<queue max offset>"`` (GET_BROKER_RUNTIME_INFO)."""
+        out = {}
+        for level, off in sorted(self.offsets.table.items()):
+            hi = self.store.get_max_offset_in_queue(mixall.SCHEDULE_TOPIC, delay_level_to_queue_id(level))
+            out[f"scheduleMessageOffset_{level}"] = f"{off},{hi}"
+        return out
+
     def _find_cq(self, level: int):
         return self.store.consume_queues.find(mixall.SCHEDULE_TOPIC, delay_level_to_queue_id(level))
 
@@ -189,6 +197,8 @@ class ScheduleMessageService:
         """Start one delivery task per level and the periodic offset flush (idempotent)."""
         if self.started:
             return
+        if not self.load():  # again: a slave that becomes master resumes from the synced file
+            log.error("cannot reload %s; delivering from the offsets in memory", self.offsets.path)
         self.started = True
         self._loop = asyncio.get_running_loop()
         if not self._waker_installed:

@@ -194,3 +194,39 @@ async def test_restart_in_the_middle(broker_factory):
             assert h2["msgId"] == "D2"
     finally:
         await p.close()
+
+
+async def test_check_immunity_time_delays_the_first_check(broker_factory):
+    b = broker_factory("t5", **dict(TX_CONF, transactionCheckMax=15))  # immunity re-puts count as checks
+    p = FakeProducer(b.addr, "prod-imm")
+    try:
+        await p.heartbeat()
+        async with RemotingClient() as c:
+            props = {"TRAN_MSG": "true", "PGROUP": PG, "UNIQ_KEY": "IMM", "CHECK_IMMUNITY_TIME_IN_SECONDS": "2"}
+            r = await send(c, b.addr, "TxE", b"imm", props, group=PG, sys_flag=MessageSysFlag.TRANSACTION_PREPARED_TYPE)
+            assert r.code == ResponseCode.SUCCESS
+            await async_wait_until(lambda: p.checks, 10, what="check after the immunity time")
+            hdr, msg = p.checks[0]
+            # not checked before 2 s (transactionTimeOut is only 0.5 s); immunity copies carry the first offset
+            assert msg.store_timestamp - msg.born_timestamp >= 2000
+            assert int(hdr["tranStateTableOffset"]) > 1
+            assert msg.properties.get("TRAN_PREPARED_QUEUE_OFFSET") == r.ext_fields["queueOffset"]
+
+            async def committed():
+                return await real_messages(c, b.addr, "TxE")
+
+            (m,) = await async_wait_until(committed, 5, what="commit after immunity")
+            assert m.body == b"imm" and m.store_timestamp - m.born_timestamp >= 2000
+    finally:
+        await p.close()
+
+
+async def test_slave_refuses_end_transaction(broker_factory):
+    b = broker_factory("t6", brokerRole="SLAVE", brokerId=1)
+    async with RemotingClient() as c:
+        hdr = {"producerGroup": PG, "tranStateTableOffset": 0, "commitLogOffset": 0, "msgId": "x", "commitOrRollback": 8}
+        r = await call(c, b.addr, RequestCode.END_TRANSACTION, hdr)
+        assert r.code == ResponseCode.SLAVE_NOT_AVAILABLE
+        # no delivery/check services on a slave: delayOffset.json is not written
+        r = await call(c, b.addr, RequestCode.GET_ALL_DELAY_OFFSET)
+    assert not (b.store / "config" / "delayOffset.json").exists()
