@@ -71,6 +71,8 @@ class Semantics:
 
     def start_master_services(self) -> None:
         """Start delayed delivery and the transaction check (becoming master)."""
+        # remember which transactions the op queue says are ended (END_TRANSACTION stays idempotent)
+        self.tx_service.rebuild_resolved()
         self.schedule.start()
         self.tx_check.start()
         self.master_services_running = True

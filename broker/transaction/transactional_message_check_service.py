@@ -55,8 +55,16 @@ class TransactionalMessageCheckService:
         self._wakeup.set()
 
     def run_once(self) -> None:
+        """A whole check pass, synchronously (tests, tools)."""
         _, timeout_ms, check_max = self.settings()
         self.service.check(timeout_ms, check_max, self.listener)
+        self.rounds += 1
+
+    async def run_once_async(self) -> None:
+        """A check pass that lets other work run every few messages (a pass may take up to 60 s per queue)."""
+        _, timeout_ms, check_max = self.settings()
+        for _ in self.service.check_steps(timeout_ms, check_max, self.listener):
+            await asyncio.sleep(0)
         self.rounds += 1
 
     async def _run(self) -> None:
@@ -66,7 +74,6 @@ class TransactionalMessageCheckService:
                 await asyncio.wait_for(self._wakeup.wait(), interval_ms / 1000.0)
             self._wakeup.clear()
             try:
-                # a round reads and appends on the loop like every other store user (bounded by 60 s per queue)
-                self.run_once()
+                await self.run_once_async()
             except Exception:  # noqa: BLE001 - the service must keep running
                 log.exception("transaction check round failed")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import random
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +61,7 @@ OP_PULL_NUMS = 32
 RESOLVED_CACHE_MAX = 100_000
 OP_REBUILD_WINDOW = 50_000  # op markers read back at start to stay idempotent across restarts
 TCMT_QUEUE_NUMS = 1
+YIELD_EVERY = 64  # half messages examined between two yields of a check pass
 
 
 def _long(s: str | None, default: int = -1) -> int:
@@ -243,14 +244,21 @@ class TransactionalMessageService:
     # -- the check round ----------------------------------------------------------------
 
     def check(self, transaction_timeout_ms: int, transaction_check_max: int, listener: TransactionCheckListener) -> None:
-        """One pass over every half queue (RocketMQ 4.9.7 semantics)."""
+        """One pass over every half queue (RocketMQ 4.9.7 semantics), run to the end."""
+        for _ in self.check_steps(transaction_timeout_ms, transaction_check_max, listener):
+            pass
+
+    def check_steps(self, transaction_timeout_ms: int, transaction_check_max: int,
+                    listener: TransactionCheckListener) -> Iterator[None]:
+        """The same pass as a generator that yields every few messages, so an asyncio driver can interleave."""
         for qid in self.bridge.fetch_half_queue_ids():
             try:
-                self._check_queue(qid, transaction_timeout_ms, transaction_check_max, listener)
+                yield from self._check_queue(qid, transaction_timeout_ms, transaction_check_max, listener)
             except Exception:  # noqa: BLE001 - one bad queue must not stop the service
                 log.exception("transaction check of half queue %d failed", qid)
 
-    def _check_queue(self, qid: int, timeout_ms: int, check_max: int, listener: TransactionCheckListener) -> None:
+    def _check_queue(self, qid: int, timeout_ms: int, check_max: int,
+                     listener: TransactionCheckListener) -> Iterator[None]:
         b = self.bridge
         start = self.clock()
         half_offset = b.fetch_consume_offset(HALF_TOPIC, qid)
@@ -264,7 +272,11 @@ class TransactionalMessageService:
         null_count = 1
         new_offset = half_offset
         i = half_offset
+        steps = 0
         while True:
+            steps += 1
+            if steps % YIELD_EVERY == 0:
+                yield
             if self.clock() - start > MAX_PROCESS_TIME_LIMIT_MS:
                 log.info("half queue %d: check time limit reached", qid)
                 break
