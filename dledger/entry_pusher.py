@@ -146,8 +146,16 @@ class EntryHandler:
         self.validated = -1
 
     def reset(self) -> None:
-        self.write_requests.clear()
+        self._drop_queued()
         self.validated = -1
+
+    def _drop_queued(self) -> None:
+        """Answer every queued APPEND (DLedger lets them time out; an answer frees the
+        driver's bookkeeping at once, and the leader ignores answers it no longer expects)."""
+        queued = self.write_requests
+        self.write_requests = {}
+        for req, _t in queued.values():
+            self._reply(req, C.INCONSISTENT_STATE)
 
     def _reply(self, req: PushEntryRequest, code: C) -> None:
         ms = self.ctx.ms
@@ -223,7 +231,7 @@ class EntryHandler:
             self._reply(req, bad or C.SUCCESS)
             return
         # COMPARE / TRUNCATE: queued appends belong to a superseded push sequence.
-        self.write_requests.clear()
+        self._drop_queued()
         if bad is not None or req.entry is None:
             self._reply(req, bad or C.UNEXPECTED_ARGUMENT)
             return
