@@ -112,5 +112,14 @@ async def test_orderly_locks_two_clients_handover(broker_factory):
 
         await async_wait_until(handed_over, 5, 0.1, "expired locks handed to B")
         assert await _lock(c1, b.addr, "client-A", mqs) == []
+        # as in RocketMQ 4.9.7 the broker does not enforce locks on pull: only orderly clients honour them
+        r = await send(c1, b.addr, "OrdT", b"o1", queue_id=0)
+        assert r.code == ResponseCode.SUCCESS
+
+        async def pulled():
+            p = await pull(c1, b.addr, "gOrder", "OrdT", 0, 0)
+            return messages(p) if p.code == ResponseCode.SUCCESS else None
+
+        assert (await async_wait_until(pulled, 5, what="pull by a non-holder"))[0].body == b"o1"
         bad = await call(c1, b.addr, RequestCode.LOCK_BATCH_MQ, None, b"{not json")
         assert bad.code == ResponseCode.SYSTEM_ERROR
