@@ -96,8 +96,9 @@ class DLedgerServer:
         self._appends: dict[int, asyncio.Future] = {}
         self._transfers: dict[int, asyncio.Future] = {}
         self._client_appends: dict[int, tuple[Connection, RemotingCommand]] = {}
-        self._hook_tail: asyncio.Future | None = None
         self._last_checkpoint = 0.0
+        self._ready_scheduled = False
+        self._stopped = False
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -124,6 +125,7 @@ class DLedgerServer:
         self._ticker = asyncio.get_running_loop().create_task(self._tick_loop())
 
     async def stop(self) -> None:
+        self._stopped = True
         if self._ticker is not None:
             self._ticker.cancel()
             try:
@@ -180,7 +182,7 @@ class DLedgerServer:
         entry = self.core.propose(data, hook)
         fut = asyncio.get_running_loop().create_future()
         self._appends[entry.index] = fut
-        self._process_ready()
+        self._schedule_ready()
         return await fut
 
     async def transfer_leadership(self, transferee: str) -> int:
@@ -188,7 +190,7 @@ class DLedgerServer:
         rid = self.core.transfer_leadership(transferee)
         fut = asyncio.get_running_loop().create_future()
         self._transfers[rid] = fut
-        self._process_ready()
+        self._schedule_ready()
         return await fut
 
     # ------------------------------------------------------------------ the loop
@@ -208,8 +210,18 @@ class DLedgerServer:
             next_at = max(next_at + interval, now)
             await asyncio.sleep(next_at - now)
 
+    def _schedule_ready(self) -> None:
+        """Handle the core's Ready once this loop iteration's other callbacks ran, so
+        appends and pushes arriving together share one flush (group commit)."""
+        if not self._ready_scheduled:
+            self._ready_scheduled = True
+            asyncio.get_running_loop().call_soon(self._process_ready)
+
     def _process_ready(self) -> None:
+        self._ready_scheduled = False
         core = self.core
+        if core is None or self._stopped:
+            return
         while core.has_ready():
             rd = core.ready()
             # 1. persist before anything leaves this node
@@ -287,7 +299,7 @@ class DLedgerServer:
             else:
                 reply.frm, reply.to, reply.rid = m.to, m.frm, m.rid
             self.core.step(reply)
-            self._process_ready()
+            self._schedule_ready()
 
         self._client.invoke_async(addr, cmd, _RPC_TIMEOUT_S, done)
 
@@ -317,7 +329,7 @@ class DLedgerServer:
         msg.to = self.config.selfId
         msg.rid = rid
         self.core.step(msg)
-        self._process_ready()
+        self._schedule_ready()
         return None
 
     def _send_response(self, m: Message) -> None:
@@ -347,7 +359,7 @@ class DLedgerServer:
                 200, body=fastjson.dumps({**base, "code": int(e.code), "index": -1, "pos": -1})
             )
         self._client_appends[entry.index] = (conn, req)
-        self._process_ready()
+        self._schedule_ready()
         return None
 
     def _on_get_request(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
