@@ -11,6 +11,7 @@ from remoting.client import RemotingClient
 from remoting.server import RemotingServer
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-asyncio >= 1.x; older versions run the default loop only
 def pytest_asyncio_loop_factories(config, item):
     """Every async test here runs on the default loop and on uvloop (what the processes use)."""
     return {"asyncio": asyncio.new_event_loop, "uvloop": uvloop.new_event_loop}
