@@ -51,6 +51,20 @@ class BrokerStatsManager:
         self.group_get: dict[str, _Rate] = {}
         self.put_rate = _Rate()
         self.get_rate = _Rate()
+        self.put_total_yesterday_morning = 0
+        self.get_total_yesterday_morning = 0
+        self._day = time.localtime().tm_yday
+
+    def roll_day(self) -> None:
+        """At the first look after local midnight, today's totals become the morning marks (RocketMQ's
+        msgPutTotalTodayMorning / ...YesterdayMorning)."""
+        day = time.localtime().tm_yday
+        if day != self._day:
+            self._day = day
+            self.put_total_yesterday_morning = self.put_total_today_morning
+            self.get_total_yesterday_morning = self.get_total_today_morning
+            self.put_total_today_morning = self.put_total
+            self.get_total_today_morning = self.get_total
 
     def inc_put(self, topic: str, nums: int, size: int) -> None:
         self.put_total += nums

@@ -140,12 +140,13 @@ class BrokerConfigProcessor:
             except Exception:  # noqa: BLE001
                 log.exception("store runtime info failed")
         s = self.stats
+        s.roll_day()
         t["brokerVersionDesc"] = BROKER_VERSION_DESC
         t["brokerVersion"] = str(BROKER_VERSION)
-        t["msgPutTotalYesterdayMorning"] = "0"
+        t["msgPutTotalYesterdayMorning"] = str(s.put_total_yesterday_morning)
         t["msgPutTotalTodayMorning"] = str(s.put_total_today_morning)
         t["msgPutTotalTodayNow"] = str(s.put_total)
-        t["msgGetTotalYesterdayMorning"] = "0"
+        t["msgGetTotalYesterdayMorning"] = str(s.get_total_yesterday_morning)
         t["msgGetTotalTodayMorning"] = str(s.get_total_today_morning)
         t["msgGetTotalTodayNow"] = str(s.get_total)
         for pool, cap in (
