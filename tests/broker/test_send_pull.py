@@ -289,3 +289,28 @@ async def test_delayed_and_half_messages_are_parked(shared_broker):
         assert m.topic == "RMQ_SYS_TRANS_HALF_TOPIC" and m.queue_id == 0
         assert m.properties["REAL_TOPIC"] == "TxParkT" and m.properties["REAL_QID"] == "2"
         assert MessageSysFlag.get_transaction_value(m.sys_flag) == 0
+
+
+async def test_rocketmq_binary_headers_are_answered_in_kind(shared_broker):
+    from remoting.codes import SerializeType
+    from tests.broker.helpers import pull_header
+
+    addr = shared_broker.addr
+    async with RemotingClient() as c:
+        cmd = RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, send_header_v2("BinT", {"TAGS": "b"}), b"bin",
+                                      serialize_type=SerializeType.ROCKETMQ)
+        r = await c.invoke(addr, cmd, 5)
+        assert r.code == ResponseCode.SUCCESS and r.serialize_type == SerializeType.ROCKETMQ
+        await wait_max_offset(c, addr, "BinT", 0, 1)
+        cmd = RemotingCommand.request(RequestCode.PULL_MESSAGE, pull_header("gBin", "BinT", 0, 0),
+                                      serialize_type=SerializeType.ROCKETMQ)
+        p = await c.invoke(addr, cmd, 5)
+        assert p.code == ResponseCode.SUCCESS and p.serialize_type == SerializeType.ROCKETMQ
+        assert [m.body for m in messages(p)] == [b"bin"]
+        # a long-polled pull released later is answered too
+        cmd = RemotingCommand.request(
+            RequestCode.PULL_MESSAGE, pull_header("gBin", "BinT", 0, 1, sys_flag=0x6, suspend_ms=300),
+            serialize_type=SerializeType.ROCKETMQ,
+        )
+        p = await c.invoke(addr, cmd, 5)
+        assert p.code == ResponseCode.PULL_NOT_FOUND
