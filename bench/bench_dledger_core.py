@@ -1,10 +1,12 @@
 """Proposals committed per second through the pure DLedger core: 3 members, a lossless
 in-memory network, 1 KiB entries; MemoryStorage vs the mmap file store.
 
-    .venv/bin/python bench/bench_dledger_core.py [--entries N] [--size BYTES] [--no-fsync]
+    .venv/bin/python bench/bench_dledger_core.py [--entries N] [--size BYTES] [--server]
 
-Prints figures; asserts nothing. "fsync" runs flush every Ready that wrote entries
-(as the real driver does); --no-fsync keeps the mmap writes but skips fdatasync.
+Prints figures; asserts nothing. "+fsync" flushes every Ready that wrote entries
+(as the real driver does); the other file run keeps the mmap writes but skips
+fdatasync. ``--server`` also runs three DLedgerServers on loopback in this
+process (remoting, file store, fsync) with 64 appends in flight.
 """
 
 from __future__ import annotations
@@ -113,10 +115,54 @@ def run(kind: str, entries: int, size: int, fsync: bool) -> dict:
     return {"kind": kind, "fsync": fsync, "entries": entries, "secs": dt, "rate": entries / dt, "flushes": flushes[0]}
 
 
+async def run_servers(entries: int, size: int, inflight: int = 64) -> float:
+    import asyncio
+    import socket
+
+    from dledger.server import DLedgerServer
+
+    def port() -> int:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+
+    tmp = tempfile.TemporaryDirectory(prefix="bench-dledger-srv-")
+    peers = ";".join(f"{i}-127.0.0.1:{port()}" for i in IDS)
+    servers = []
+    for k, nid in enumerate(IDS):
+        c = config(nid)
+        c.peers, c.storeBaseDir = peers, tmp.name
+        c.mappedFileSizeForEntryData, c.mappedFileSizeForEntryIndex = 256 * 1024 * 1024, 32 * 1024 * 1024
+        servers.append(DLedgerServer(c, rng=random.Random(k)))
+    for s in servers:
+        await s.start()
+    while True:
+        leaders = [s for s in servers if s.is_leader]
+        if leaders and all(s.leader_id == leaders[0].config.selfId for s in servers):
+            break
+        await asyncio.sleep(0.05)
+    ld = leaders[0]
+    body = os.urandom(size)
+    sem = asyncio.Semaphore(inflight)
+
+    async def one():
+        async with sem:
+            await ld.append(body)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(entries)))
+    dt = time.perf_counter() - t0
+    for s in servers:
+        await s.stop()
+    tmp.cleanup()
+    return entries / dt
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--entries", type=int, default=20000)
     ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--server", action="store_true")
     args = ap.parse_args()
     for kind, fsync in (("memory", False), ("file", False), ("file", True)):
         n = args.entries if not fsync else max(1000, args.entries // 10)
@@ -126,6 +172,12 @@ def main() -> None:
             f"{label:14s} {r['entries']:7d} x {args.size} B committed in {r['secs']:.2f}s: "
             f"{r['rate']:9.0f} entries/s, {r['rate'] * args.size / 1e6:6.1f} MB/s ({r['flushes']} flushes)"
         )
+    if args.server:
+        import asyncio
+
+        n = max(1000, args.entries // 4)
+        rate = asyncio.run(run_servers(n, args.size))
+        print(f"{'3 servers':14s} {n:7d} x {args.size} B committed: {rate:9.0f} entries/s (loopback, fsync)")
 
 
 if __name__ == "__main__":
