@@ -124,6 +124,7 @@ class PushConsumer:
         self._inner_producer: Producer | None = None
         self._lock_task: asyncio.Task | None = None
         self._running = False
+        self._stale_routes: set[str] = set()
         self.consumed_ok = 0
         self.consumed_failed = 0
 
@@ -247,7 +248,18 @@ class PushConsumer:
 
     async def do_rebalance(self) -> None:
         if self._running and self.rebalance is not None:
+            await self._fetch_missing_routes()
             await self.rebalance.do_rebalance(self.orderly)
+
+    async def _fetch_missing_routes(self) -> None:
+        # e.g. %RETRY%group only gets a route once the broker created it (first send-back)
+        stale, self._stale_routes = self._stale_routes, set()
+        for topic in list(self.rebalance.subscription_inner):
+            if topic not in self.rebalance.topic_subscribe_info or topic in stale:
+                try:
+                    await self.instance.update_topic_route_from_namesrv(topic)
+                except Exception as e:
+                    log.debug("%s: route of %s still unavailable: %s", self.group, topic, e)
 
     async def persist_consumer_offset(self) -> None:
         if self.offset_store is not None and self.rebalance is not None:
@@ -499,6 +511,7 @@ class PushConsumer:
                 offset=msg.commit_log_offset, group=self.group, delayLevel=delay_level, originMsgId=msg_id_of(msg),
                 originTopic=msg.topic, unitMode=False, maxReconsumeTimes=self._max_reconsume(), bname=broker_name)
             await inst.api.consumer_send_message_back(addr, h, 5.0)
+            self._retry_route_check(broker_name)
             return True
         except Exception as e:
             log.info("%s: send back of %s failed (%s), resending to the retry topic", self.group, msg_id_of(msg), e)
@@ -512,11 +525,23 @@ class PushConsumer:
             props.pop(MessageConst.MAX_OFFSET, None)
             props[MessageConst.DELAY] = str(3 + msg.reconsume_times)
             retry = Message(get_retry_topic(self.group), msg.body, flag=msg.flag, properties=props)
-            await self._inner_producer.send(retry)
+            r = await self._inner_producer.send(retry)
+            self._retry_route_check(r.message_queue.brokerName)
             return True
         except Exception as e:
             log.warning("%s: resend of %s to the retry topic failed: %s", self.group, msg_id_of(msg), e)
             return False
+
+    def _retry_route_check(self, broker_name: str | None) -> None:
+        """After a send-back, make sure the retry queue it landed in is known (its route may be newer)."""
+        retry = get_retry_topic(self.group)
+        if self.message_model != MessageModel.CLUSTERING or self.instance is None:
+            return
+        known = self.rebalance.topic_subscribe_info.get(retry) or set()
+        if any(mq.brokerName == broker_name for mq in known):
+            return
+        self._stale_routes.add(retry)
+        asyncio.get_running_loop().call_later(0.5, self.instance.rebalance_immediately)
 
     async def _consume_orderly(self, pq: ProcessQueue, mq: MessageQueue) -> None:
         lock = self._queue_locks.setdefault(mq, asyncio.Lock())

@@ -253,7 +253,6 @@ async def test_sql92_subscription(own_cluster):
     assert sorted(int(m.properties["a"]) for m in col.msgs) == [15, 16, 17, 18, 19]
 
 
-@pytest.mark.xfail(reason="needs broker CONSUMER_SEND_MSG_BACK / retry topic delivery", strict=False)
 async def test_failed_message_is_redelivered_from_retry_topic(cluster):
     topic = unique("PushRetry")
     await create_topic(cluster.namesrv_addr, topic, cluster.brokers)
@@ -273,7 +272,6 @@ async def test_failed_message_is_redelivered_from_retry_topic(cluster):
     assert msg_id_of(again) == mid and again.topic == topic and again.reconsume_times >= 1
 
 
-@pytest.mark.xfail(reason="needs broker LOCK_BATCH_MQ (orderly queue locks)", strict=False)
 async def test_orderly_consumer_keeps_per_queue_order(cluster):
     topic = unique("PushOrderly")
     await create_topic(cluster.namesrv_addr, topic, cluster.brokers)
