@@ -28,6 +28,7 @@ from broker.processor.group_admin_processor import GroupAdminProcessor
 from broker.processor.pull_message_processor import PullMessageProcessor
 from broker.processor.query_message_processor import QueryMessageProcessor
 from broker.processor.queue_offset_processor import QueueOffsetProcessor
+from broker.processor.reply_message_processor import ReplyMessageProcessor
 from broker.processor.send_message_processor import SendMessageProcessor
 from broker.processor.topic_admin_processor import TopicAdminProcessor
 from broker.producer_manager import ProducerManager
@@ -420,6 +421,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     b.pull_processor = pull
     hold_ref.append(pull.hold_service)
     relay = ConsumerRelayProcessor(consumers)
+    reply = ReplyMessageProcessor(send, producers)
     client_mgmt = ClientManageProcessor(bc, consumers, producers, groups, topics, filters)
     consumer_mgmt = ConsumerManageProcessor(consumers, offsets, store, is_slave=is_slave)
     queue_offsets = QueueOffsetProcessor(store)
@@ -445,6 +447,8 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         RequestCode.SEND_MESSAGE: send,
         RequestCode.SEND_MESSAGE_V2: send,
         RequestCode.SEND_BATCH_MESSAGE: send,
+        RequestCode.SEND_REPLY_MESSAGE: reply,
+        RequestCode.SEND_REPLY_MESSAGE_V2: reply,
         RequestCode.GET_CONSUMER_RUNNING_INFO: relay,
         RequestCode.CONSUME_MESSAGE_DIRECTLY: relay,
         RequestCode.HEART_BEAT: client_mgmt.heart_beat,

@@ -192,3 +192,39 @@ async def test_without_auto_creation(broker_factory):
         # a retry topic needs its group to exist
         r = await send(c, b.addr, "%RETRY%unknownGroup", b"x")
         assert r.code == ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST
+
+
+async def test_reply_message_is_pushed_to_the_requester(shared_broker):
+    from remoting.body.heartbeat import HeartbeatData, ProducerData
+    from tests.broker.helpers import send_header_v2
+
+    addr = shared_broker.addr
+    requester = RemotingClient()
+    pushed = []
+
+    def on_push(req, conn):
+        pushed.append((req.ext_fields, req.body))
+        return req.response_to(ResponseCode.SUCCESS)
+
+    requester.register_processor(RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT, on_push)
+    try:
+        hb = HeartbeatData(clientID="req-client", producerDataSet=[ProducerData("reqpg")]).to_json()
+        assert (await call(requester, addr, RequestCode.HEART_BEAT, body=hb)).code == ResponseCode.SUCCESS
+        async with RemotingClient() as responder:
+            props = {"REPLY_TO_CLIENT": "req-client", "CORRELATION_ID": "corr-1", "MSG_TYPE": "reply"}
+            h = send_header_v2("TestCluster_REPLY_TOPIC", props, group="resppg")
+            r = await call(responder, addr, RequestCode.SEND_REPLY_MESSAGE_V2, h, b"the answer")
+            assert r.code == ResponseCode.SUCCESS, r.remark
+            assert pushed and pushed[0][1] == b"the answer"
+            ext = pushed[0][0]
+            assert ext["topic"] == "TestCluster_REPLY_TOPIC" and "CORRELATION_ID\x01corr-1" in ext["properties"]
+            assert "PUSH_REPLY_TIME" in ext["properties"]
+            # stored too (storeReplyMessageEnable defaults to true)
+            await wait_max_offset(responder, addr, "TestCluster_REPLY_TOPIC", 0, 1)
+            # a reply to a client that is not connected: still stored, so the store's answer decides
+            props["REPLY_TO_CLIENT"] = "gone"
+            h = send_header_v2("TestCluster_REPLY_TOPIC", props, group="resppg")
+            r = await call(responder, addr, RequestCode.SEND_REPLY_MESSAGE_V2, h, b"late")
+            assert r.code == ResponseCode.SUCCESS and len(pushed) == 1
+    finally:
+        await requester.close()
