@@ -13,6 +13,7 @@ from client import (
     ConsumeFromWhere,
     LitePullConsumer,
     LocalTransactionState,
+    MQClientError,
     Message,
     MessageQueue,
     MQAdmin,
@@ -63,7 +64,7 @@ async def test_lite_pull_assign_poll_seek_commit(cluster):
         await c.seek(q0, 0)  # re-read queue 0 from the start
         again = await poll_until(c, lambda g: len(g) >= n0)
         assert all(m.queue_id == 0 for m in again) and [m.queue_offset for m in again] == list(range(n0))
-        with pytest.raises(Exception):
+        with pytest.raises(MQClientError, match="Seek offset illegal"):
             await c.seek(q0, 10_000)
         assert await c.committed(q0) in (-1, 0)
         await c.commit_sync()
