@@ -227,6 +227,7 @@ def test_sigkill_during_sync_flush_put_loop_loses_no_ack(tmp_path, procs):
 
 
 @pytest.mark.soak
+@pytest.mark.timeout(1500)
 def test_sigkill_soak(tmp_path, procs):
     done = _run_crash_iterations(tmp_path, procs, iterations=300, seed=11, time_budget=1200)
     assert done >= 100
