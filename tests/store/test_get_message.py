@@ -162,3 +162,36 @@ def test_delete_and_clean_unused_topics(tmp_path):
     # new messages to a deleted topic start again at queue offset 0
     assert store.put_message(make_msg("Keep")).append_result.logics_offset == 0
     store.shutdown_sync()
+
+
+def _raw_record(phys: int, qoff: int, store_ts: int, body: bytes = b"b") -> bytes:
+    import zlib
+
+    from store.commit_log import RECORD_V1
+
+    rec = dict(totalSize=0, magicCode=-626843481, bodyCRC=zlib.crc32(body) & 0x7FFFFFFF, queueId=0, flag=0,
+               queueOffset=qoff, physicalOffset=phys, sysFlag=0, bornTimestamp=1,
+               bornHost=dict(address=b"\x7f\x00\x00\x01", port=1), storeTimestamp=store_ts,
+               storeHost=dict(address=b"\x7f\x00\x00\x01", port=2), reconsumeTimes=0, preparedTransactionOffset=0,
+               body=body, topic="Timed", properties=b"TAGS\x01t")
+    rec["totalSize"] = len(RECORD_V1.build(rec))
+    return RECORD_V1.build(rec)
+
+
+def test_offset_by_time_picks_exact_or_nearer_neighbour(tmp_path):
+    store = open_store(small_config(tmp_path))
+    times = [1000, 2000, 3000, 5000, 9000]
+    phys = 0
+    for q, t in enumerate(times):
+        raw = _raw_record(phys, q, t)
+        assert store.append_to_commit_log(phys, raw)
+        phys += len(raw)
+    store.dispatch_pending()
+    by_time = lambda ts: store.get_offset_in_queue_by_time("Timed", 0, ts)  # noqa: E731
+    assert [by_time(t) for t in times] == [0, 1, 2, 3, 4]
+    assert by_time(500) == 0 and by_time(99999) == 4
+    assert by_time(3900) == 2 and by_time(4100) == 3  # nearer neighbour
+    assert by_time(7100) == 4 and by_time(6900) == 3
+    assert store.get_message_store_timestamp("Timed", 0, 3) == 5000
+    assert store.get_earliest_message_time("Timed", 0) == 1000
+    store.shutdown_sync()
