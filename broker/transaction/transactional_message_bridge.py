@@ -143,9 +143,10 @@ class TransactionalMessageBridge:
         return self.store.put_message(inner)
 
     def put_op_message(self, half: MessageExt) -> bool:
-        """Write the remove marker for ``half`` (tag ``d``, body = its queue offset)."""
-        if self.topics.select_topic_config(OP_TOPIC) is None:
-            self.topics.create_topic_in_send_message_back_method(OP_TOPIC, 1, PERM_READ | PERM_WRITE, 0)
+        """Write the remove marker for ``half`` (tag ``d``, body = its queue offset).
+
+        Like RocketMQ, no topic config is created for the op topic (it never shows in topics.json).
+        """
         # RocketMQ's Message(topic, "d", body) carries TAGS and WAIT=true in its stored string
         props = {MessageConst.TAGS: REMOVE_TAG, MessageConst.WAIT: "true"}
         inner = MessageExtBrokerInner(
