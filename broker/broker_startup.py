@@ -178,6 +178,8 @@ class Broker:
         if self.outer_api is None or not self.outer_api.namesrv_addrs:
             return
         bc = self.configs.broker
+        if bc.brokerId < 0:
+            return  # DLedger mode before the first role change: not a master nor a slave yet
         if not force and not await self.outer_api.need_register(
             self.identity, self.topic_config_manager.data_version, bc.registerBrokerTimeoutMills
         ):

@@ -72,7 +72,9 @@ def load_configs(config_file: str | None, namesrv_addr: str | None = None) -> tu
         raise ConfigError(f"bad value for config key listenPort: {configs.netty_server.listenPort}")
     if sc.brokerRole is BrokerRole.SLAVE and configs.broker.brokerId <= 0 and not sc.enableDLegerCommitLog:
         raise ConfigError("bad value for config key brokerId: a SLAVE must have brokerId > 0")
-    if sc.brokerRole is not BrokerRole.SLAVE and not sc.enableDLegerCommitLog:
+    if sc.enableDLegerCommitLog:
+        configs.broker.brokerId = -1  # unknown until DLedger elects a leader (Broker.change_role sets it)
+    elif sc.brokerRole is not BrokerRole.SLAVE:
         configs.broker.brokerId = 0
     sc.haListenPort = configs.netty_server.listenPort + 1
     return configs, unknown
