@@ -112,7 +112,14 @@ def run(kind: str, entries: int, size: int, fsync: bool) -> dict:
     for st in stores.values():
         st.close()
     tmp.cleanup()
-    return {"kind": kind, "fsync": fsync, "entries": entries, "secs": dt, "rate": entries / dt, "flushes": flushes[0]}
+    return {
+        "kind": kind,
+        "fsync": fsync,
+        "entries": entries,
+        "secs": dt,
+        "rate": entries / dt,
+        "flushes": flushes[0],
+    }
 
 
 async def run_servers(entries: int, size: int, inflight: int = 64) -> float:

@@ -53,7 +53,9 @@ def test_push_request_json_matches_fastjson_names():
 
 
 def test_vote_response_json_and_unknown_code():
-    r = message_from_json(51001, True, {"group": "g", "term": 5, "code": 200, "voteResult": "REJECT_ALREADY_VOTED"})
+    r = message_from_json(
+        51001, True, {"group": "g", "term": 5, "code": 200, "voteResult": "REJECT_ALREADY_VOTED"}
+    )
     assert isinstance(r, VoteResponse) and r.vote_result is VoteResult.REJECT_ALREADY_VOTED and r.term == 5
     with pytest.raises(DLedgerError):
         message_from_json(12345, False, {})

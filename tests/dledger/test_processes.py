@@ -41,7 +41,9 @@ def write_conf(tmp_path, nid, peers):
 
 async def rpc(client, addr, code, body):
     try:
-        resp = await client.invoke(addr, RemotingCommand.request(int(code), body=fastjson.dumps(body)), timeout=2.0)
+        resp = await client.invoke(
+            addr, RemotingCommand.request(int(code), body=fastjson.dumps(body)), timeout=2.0
+        )
     except Exception:
         return None
     return fastjson.loads(resp.body) if resp.body else None

@@ -132,14 +132,18 @@ async def test_transfer_leadership_and_client_append_rpc(tmp_path):
         # The DLedger client RPC: APPEND with a base64 body, answered once committed.
         addr = target.server.peers[target.cfg.selfId]
         body = {"group": "g", "remoteId": target.cfg.selfId, "body": base64.b64encode(b"via rpc").decode()}
-        resp = await client.invoke(addr, RemotingCommand.request(int(RequestCode.APPEND), body=fastjson.dumps(body)))
+        resp = await client.invoke(
+            addr, RemotingCommand.request(int(RequestCode.APPEND), body=fastjson.dumps(body))
+        )
         out = fastjson.loads(resp.body)
         assert resp.code == 200 and out["code"] == C.SUCCESS and out["index"] >= 1
         assert target.server.get_entry(out["index"]).body == b"via rpc"
         out_index = out["index"]
         # Sent to a follower: NOT_LEADER with the leader's id.
         faddr = ld.server.peers[ld.cfg.selfId]
-        resp = await client.invoke(faddr, RemotingCommand.request(int(RequestCode.APPEND), body=fastjson.dumps(body)))
+        resp = await client.invoke(
+            faddr, RemotingCommand.request(int(RequestCode.APPEND), body=fastjson.dumps(body))
+        )
         out = fastjson.loads(resp.body)
         assert out["code"] == C.NOT_LEADER and out["leaderId"] == target.cfg.selfId
         resp = await client.invoke(faddr, RemotingCommand.request(int(RequestCode.METADATA), body=b"{}"))

@@ -138,7 +138,7 @@ def file_factory(tmp_path):
 
     def factory(nid):
         return DLedgerMmapFileStore(
-            str(tmp_path / f"dledger-{nid}"), data_file_size=64 * 1024, index_file_size=32 * 1024
+            str(tmp_path / f"dledger-{nid}"), data_file_size=16 * 1024, index_file_size=8 * 1024
         )
 
     return factory
@@ -195,7 +195,9 @@ def test_chaos_with_batch_push(seed):
 def test_append_hook_body_is_what_followers_store():
     c = Cluster(3, seed=6)
     ld = elect(c)
-    e = ld.propose(bytes(8), hook=lambda pos, body: body.__setitem__(slice(0, 8), (pos + 48).to_bytes(8, "big")))
+    e = ld.propose(
+        bytes(8), hook=lambda pos, body: body.__setitem__(slice(0, 8), (pos + 48).to_bytes(8, "big"))
+    )
     c.run_until(lambda: all(x.committed_index >= e.index for x in c.nodes.values()), 1000)
     for nid in c.ids:
         assert int.from_bytes(c.disks[nid].storage.get(e.index).body, "big") == e.pos + 48
