@@ -5,8 +5,8 @@ bytes, each named by the 20-digit offset of its first byte in the queue's byte
 space. The CommitLog, every ConsumeQueue and DLedger's data/index files are such
 queues. Writers put bytes straight into ``MappedFile.mm`` (an ``mmap``) and
 advance ``wrote_position``; :meth:`MappedFile.flush` makes them durable with
-``fdatasync`` on the file descriptor, which releases the GIL and so may run in
-an executor thread while the event loop keeps appending.
+``msync(MS_SYNC)`` over the dirty range (Linux: a ranged fdatasync), which releases
+the GIL and so may run in an executor thread while the event loop keeps appending.
 
 Reads hand out ``memoryview`` slices of the mapping. A file that is destroyed
 while views are alive is unlinked at once; its mapping stays valid until the
@@ -54,7 +54,6 @@ class MappedFile:
         "file_size",
         "file_from_offset",
         "mm",
-        "_fd",
         "wrote_position",
         "committed_position",
         "flushed_position",
@@ -89,10 +88,9 @@ class MappedFile:
             if size != file_size:
                 raise MappedFileError(f"{path}: size {size} differs from the configured {file_size}")
             self.mm = mmap.mmap(fd, file_size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        except BaseException:
+        finally:
+            # the mapping keeps its own descriptor: one fd per file, not two
             os.close(fd)
-            raise
-        self._fd = fd
         self.wrote_position = 0
         self.committed_position = 0
         self.flushed_position = 0
@@ -157,9 +155,10 @@ class MappedFile:
         return self.wrote_position > self.flushed_position
 
     def flush(self, least_pages: int = 0) -> int:
-        """fdatasync when at least ``least_pages`` pages are dirty (0: any byte); return flushed position.
+        """msync the dirty range when at least ``least_pages`` pages are dirty (0: any byte).
 
-        Safe to call from an executor thread; the GIL is released during the sync.
+        Returns the flushed position. Safe to call from an executor thread: the
+        GIL is released during the sync.
         """
         if not self._available:
             return self.flushed_position
@@ -167,8 +166,9 @@ class MappedFile:
             with self._flush_lock:
                 target = self.wrote_position
                 if target > self.flushed_position:
+                    start = self.flushed_position - self.flushed_position % OS_PAGE_SIZE
                     try:
-                        os.fdatasync(self._fd)
+                        self.mm.flush(start, target - start)
                     except (OSError, ValueError) as e:  # closed under us by destroy()
                         if self._available:
                             raise
@@ -202,10 +202,6 @@ class MappedFile:
                 self.mm.close()
             except BufferError:
                 pass  # exported views still alive; the mapping is freed with them
-            try:
-                os.close(self._fd)
-            except OSError:
-                pass
 
     def destroy(self) -> bool:
         """Close and delete the file."""
