@@ -7,8 +7,8 @@ processor the transactional bridge. Send-back and commit park delayed
 messages in SCHEDULE_TOPIC_XXXX themselves (the send path already does). The returned
 :class:`Semantics` is kept as ``broker.semantics`` and registered with
 ``broker.add_service`` (start after the store starts, stop before the config
-files are persisted and the store shuts down).
-A DLedger role change calls :meth:`Semantics.on_role_change`.
+files are persisted and the store shuts down) and as a role-change listener
+(master: start delayed delivery and the transaction check; slave: stop them).
 """
 
 from __future__ import annotations
@@ -61,8 +61,11 @@ class Semantics:
         return self.store_config.brokerRole is not BrokerRole.SLAVE
 
     def start(self) -> None:
-        """Broker start hook (after the store started): masters run the services."""
-        if self.is_master():
+        """Broker start hook (after the store started): masters run the services.
+
+        In DLedger mode the broker is neither until its first role change, which starts them.
+        """
+        if self.is_master() and not self.store_config.enableDLegerCommitLog:
             self.start_master_services()
 
     async def shutdown(self) -> None:
@@ -151,4 +154,6 @@ def install_semantics(broker: Any) -> Semantics:
                     send_back=send_back)
     broker.semantics = sem
     broker.add_service(sem.start, sem.shutdown)
+    if hasattr(broker, "add_role_change_listener"):
+        broker.add_role_change_listener(sem.on_role_change)
     return sem
