@@ -274,6 +274,7 @@ class Broker:
         self.pull_processor.hold_service.start()
         self._every(bc.flushConsumerOffsetInterval / 1000.0, self.consumer_offset_manager.persist_if_dirty, "persist-offsets")
         self._every(10.0, self._scan_clients, "scan-clients")
+        self._every(10.0, self.stats.sample, "stats-sample")
         self._every(10.0, self.consumer_filter_manager.persist, "persist-consumer-filter")
         period = min(max(bc.registerNameServerPeriod, 10000), 60000) / 1000.0
         if self.outer_api is not None and self.outer_api.namesrv_addrs:
@@ -378,7 +379,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         ha_server_addr=f"{bc.broker_ip2()}:{port + 1}",
     )
     config_dir = os.path.join(sc.storePathRootDir, "config")
-    b.stats = stats = BrokerStatsManager()
+    b.stats = stats = BrokerStatsManager(bc.brokerClusterName)
     b.store_host = store_host
     b.is_slave = is_slave
     b.topic_config_manager = topics = TopicConfigManager(bc, os.path.join(config_dir, "topics.json"), b.request_register)
@@ -490,6 +491,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         RequestCode.GET_BROKER_CONFIG: config_proc.get_broker_config,
         RequestCode.UPDATE_BROKER_CONFIG: config_proc.update_broker_config,
         RequestCode.GET_BROKER_RUNTIME_INFO: config_proc.get_runtime_info,
+        RequestCode.VIEW_BROKER_STATS_DATA: config_proc.view_broker_stats_data,
     }
 
     def on_close(conn: Any) -> None:

@@ -1,59 +1,174 @@
-"""BrokerStatsManager (minimal): message put/get counters for runtime info and consume TPS.
+"""BrokerStatsManager: put/get statistics per topic, group and broker (RocketMQ's StatsItemSet).
 
-Counting is a few dict increments per request; per-message work is avoided
-(batches add their count once).
+Each stats item keeps a running value and call count; a sampler (every 10 s)
+snapshots them into three windows, as RocketMQ does: the last minute (samples
+every 10 s), the last hour (every 10 min) and the last day (every hour). A
+window's ``sum`` is the growth between its first and last sample, ``tps`` that
+growth per second and ``avgpt`` the growth per call. The hot path only adds to
+two integers per item (a batch counts once).
 """
 
 from __future__ import annotations
 
 import time
-from collections import defaultdict
+from collections import deque
 
-__all__ = ["BrokerStatsManager"]
+__all__ = [
+    "BrokerStatsManager",
+    "StatsItem",
+    "StatsSnapshot",
+    "TOPIC_PUT_NUMS",
+    "TOPIC_PUT_SIZE",
+    "GROUP_GET_NUMS",
+    "GROUP_GET_SIZE",
+    "BROKER_PUT_NUMS",
+    "BROKER_GET_NUMS",
+]
+
+TOPIC_PUT_NUMS = "TOPIC_PUT_NUMS"
+TOPIC_PUT_SIZE = "TOPIC_PUT_SIZE"
+GROUP_GET_NUMS = "GROUP_GET_NUMS"
+GROUP_GET_SIZE = "GROUP_GET_SIZE"
+BROKER_PUT_NUMS = "BROKER_PUT_NUMS"
+BROKER_GET_NUMS = "BROKER_GET_NUMS"
+
+_MINUTE_KEEP, _HOUR_KEEP, _DAY_KEEP = 7, 7, 25
+_HOUR_STEP_MS, _DAY_STEP_MS = 10 * 60_000, 3_600_000
 
 
-class _Rate:
-    """Events per second over the last completed ~10 s window."""
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
 
-    __slots__ = ("count", "window_start", "last_tps")
+
+class StatsSnapshot:
+    """``sum``, ``tps`` and ``avgpt`` of one window (BrokerStatsItem in the wire body)."""
+
+    __slots__ = ("sum", "tps", "avgpt")
+
+    def __init__(self, sum_: int = 0, tps: float = 0.0, avgpt: float = 0.0):
+        self.sum = sum_
+        self.tps = tps
+        self.avgpt = avgpt
+
+    def to_obj(self) -> dict:
+        return {"avgpt": self.avgpt, "sum": self.sum, "tps": self.tps}
+
+
+class StatsItem:
+    """A running value + call count with minute/hour/day samples of (time, value, times)."""
+
+    __slots__ = ("value", "times", "minute", "hour", "day", "_last_hour", "_last_day")
 
     def __init__(self) -> None:
-        self.count = 0
-        self.window_start = time.monotonic()
-        self.last_tps = 0.0
+        self.value = 0
+        self.times = 0
+        self.minute: deque = deque(maxlen=_MINUTE_KEEP)
+        self.hour: deque = deque(maxlen=_HOUR_KEEP)
+        self.day: deque = deque(maxlen=_DAY_KEEP)
+        self._last_hour = 0
+        self._last_day = 0
+        self.sample(_now_ms())
 
-    def add(self, n: int) -> None:
-        now = time.monotonic()
-        if now - self.window_start >= 10.0:
-            self.last_tps = self.count / (now - self.window_start)
-            self.count = 0
-            self.window_start = now
-        self.count += n
+    def add(self, value: int, times: int = 1) -> None:
+        self.value += value
+        self.times += times
 
-    def tps(self) -> float:
-        now = time.monotonic()
-        elapsed = now - self.window_start
-        if elapsed >= 10.0:
-            return self.count / elapsed
-        return self.last_tps if self.last_tps else (self.count / elapsed if elapsed > 1.0 else 0.0)
+    def sample(self, now: int) -> None:
+        snap = (now, self.value, self.times)
+        self.minute.append(snap)
+        if now - self._last_hour >= _HOUR_STEP_MS:
+            self.hour.append(snap)
+            self._last_hour = now
+        if now - self._last_day >= _DAY_STEP_MS:
+            self.day.append(snap)
+            self._last_day = now
+
+    @staticmethod
+    def _compute(samples: deque, now: int, value: int, times: int) -> StatsSnapshot:
+        if not samples:
+            return StatsSnapshot()
+        first = samples[0]
+        # The running value counts as the newest sample so a fresh item reports at once.
+        total = value - first[1]
+        elapsed = now - first[0]
+        calls = times - first[2]
+        tps = total * 1000.0 / elapsed if elapsed > 0 else 0.0
+        return StatsSnapshot(total, tps, total / calls if calls > 0 else 0.0)
+
+    def minute_stats(self) -> StatsSnapshot:
+        return self._compute(self.minute, _now_ms(), self.value, self.times)
+
+    def hour_stats(self) -> StatsSnapshot:
+        return self._compute(self.hour, _now_ms(), self.value, self.times)
+
+    def day_stats(self) -> StatsSnapshot:
+        return self._compute(self.day, _now_ms(), self.value, self.times)
 
 
 class BrokerStatsManager:
-    """Totals since start plus rolling rates used by GET_BROKER_RUNTIME_INFO / GET_CONSUME_STATS."""
+    """Stats item sets by name; totals since start for GET_BROKER_RUNTIME_INFO."""
 
-    def __init__(self) -> None:
+    def __init__(self, cluster_name: str = "DefaultCluster") -> None:
+        self.cluster_name = cluster_name
+        self.sets: dict[str, dict[str, StatsItem]] = {
+            name: {}
+            for name in (TOPIC_PUT_NUMS, TOPIC_PUT_SIZE, GROUP_GET_NUMS, GROUP_GET_SIZE, BROKER_PUT_NUMS, BROKER_GET_NUMS)
+        }
         self.put_total = 0
         self.get_total = 0
         self.put_total_today_morning = 0
         self.get_total_today_morning = 0
-        self.topic_put_nums: dict[str, int] = defaultdict(int)
-        self.topic_put_size: dict[str, int] = defaultdict(int)
-        self.group_get: dict[str, _Rate] = {}
-        self.put_rate = _Rate()
-        self.get_rate = _Rate()
         self.put_total_yesterday_morning = 0
         self.get_total_yesterday_morning = 0
         self._day = time.localtime().tm_yday
+        self._broker_put = self._item(BROKER_PUT_NUMS, cluster_name)
+        self._broker_get = self._item(BROKER_GET_NUMS, cluster_name)
+
+    def _item(self, name: str, key: str) -> StatsItem:
+        items = self.sets[name]
+        it = items.get(key)
+        if it is None:
+            it = items[key] = StatsItem()
+        return it
+
+    def get_item(self, name: str, key: str) -> StatsItem | None:
+        s = self.sets.get(name)
+        return None if s is None else s.get(key)
+
+    # -- hot path ----------------------------------------------------------------
+
+    def inc_put(self, topic: str, nums: int, size: int) -> None:
+        self.put_total += nums
+        self._item(TOPIC_PUT_NUMS, topic).add(nums)
+        self._item(TOPIC_PUT_SIZE, topic).add(size)
+        self._broker_put.add(nums)
+
+    def inc_get(self, group: str, topic: str, nums: int, size: int = 0) -> None:
+        self.get_total += nums
+        key = topic + "@" + group
+        self._item(GROUP_GET_NUMS, key).add(nums)
+        if size:
+            self._item(GROUP_GET_SIZE, key).add(size)
+        self._broker_get.add(nums)
+
+    # -- reading -------------------------------------------------------------------
+
+    def group_get_tps(self, group: str, topic: str) -> float:
+        it = self.get_item(GROUP_GET_NUMS, topic + "@" + group)
+        return it.minute_stats().tps if it is not None else 0.0
+
+    def put_tps(self) -> float:
+        return self._broker_put.minute_stats().tps
+
+    def get_tps(self) -> float:
+        return self._broker_get.minute_stats().tps
+
+    def sample(self) -> None:
+        """Snapshot every item (call every 10 s)."""
+        now = _now_ms()
+        for items in self.sets.values():
+            for it in items.values():
+                it.sample(now)
 
     def roll_day(self) -> None:
         """At the first look after local midnight, today's totals become the morning marks (RocketMQ's
@@ -65,22 +180,3 @@ class BrokerStatsManager:
             self.get_total_yesterday_morning = self.get_total_today_morning
             self.put_total_today_morning = self.put_total
             self.get_total_today_morning = self.get_total
-
-    def inc_put(self, topic: str, nums: int, size: int) -> None:
-        self.put_total += nums
-        self.topic_put_nums[topic] += nums
-        self.topic_put_size[topic] += size
-        self.put_rate.add(nums)
-
-    def inc_get(self, group: str, topic: str, nums: int) -> None:
-        self.get_total += nums
-        key = topic + "@" + group
-        r = self.group_get.get(key)
-        if r is None:
-            r = self.group_get[key] = _Rate()
-        r.add(nums)
-        self.get_rate.add(nums)
-
-    def group_get_tps(self, group: str, topic: str) -> float:
-        r = self.group_get.get(topic + "@" + group)
-        return r.tps() if r is not None else 0.0

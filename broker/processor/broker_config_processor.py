@@ -128,6 +128,22 @@ class BrokerConfigProcessor:
         except OSError as e:
             log.error("cannot persist the broker config to %s: %s", self.config_file, e)
 
+    def view_broker_stats_data(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        """VIEW_BROKER_STATS_DATA (315): minute/hour/day stats of one item."""
+        from remoting import fastjson
+        from remoting.header.broker import ViewBrokerStatsDataRequestHeader
+
+        h = req.decode_header(ViewBrokerStatsDataRequestHeader)
+        item = self.stats.get_item(h.statsName, h.statsKey)
+        if item is None:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, f"The stats <{h.statsName}> <{h.statsKey}> not exist")
+        body = {
+            "statsDay": item.day_stats().to_obj(),
+            "statsHour": item.hour_stats().to_obj(),
+            "statsMinute": item.minute_stats().to_obj(),
+        }
+        return req.response_to(ResponseCode.SUCCESS, body=fastjson.dumps(body))
+
     def get_runtime_info(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
         return req.response_to(ResponseCode.SUCCESS, body=KVTable(table=self.runtime_info()).to_json())
 
@@ -161,8 +177,8 @@ class BrokerConfigProcessor:
         t["EndTransactionThreadPoolQueueCapacity"] = "100000"
         t.setdefault("dispatchBehindBytes", "0")
         t.setdefault("pageCacheLockTimeMills", "0")
-        t.setdefault("putTps", f"{s.put_rate.tps():.2f}")
-        t.setdefault("getTotalTps", f"{s.get_rate.tps():.2f}")
+        t.setdefault("putTps", f"{s.put_tps():.2f}")
+        t.setdefault("getTotalTps", f"{s.get_tps():.2f}")
         t.setdefault("bootTimestamp", str(self.boot_timestamp))
         t.setdefault("runtime", _runtime_text(self.boot_timestamp))
         t.setdefault("earliestMessageTimeStamp", "0")

@@ -233,7 +233,7 @@ class PullMessageProcessor:
         body = None
         if code == ResponseCode.SUCCESS:
             body = result.body()
-            self.stats.inc_get(group, topic, result.message_count)
+            self.stats.inc_get(group, topic, result.message_count, len(body))
         elif code == ResponseCode.PULL_NOT_FOUND:
             if allow_suspend and has_suspend:
                 timeout = h.suspendTimeoutMillis if bc.longPollingEnable else bc.shortPollingTimeMills

@@ -43,6 +43,7 @@ __all__ = [
     "EndTransactionRequestHeader",
     "CloneGroupOffsetRequestHeader",
     "QueryConsumeTimeSpanRequestHeader",
+    "ViewBrokerStatsDataRequestHeader",
 ]
 
 
@@ -355,3 +356,9 @@ class CloneGroupOffsetRequestHeader(CommandHeader):
 class QueryConsumeTimeSpanRequestHeader(CommandHeader):
     topic: str
     group: str
+
+
+@header
+class ViewBrokerStatsDataRequestHeader(CommandHeader):
+    statsName: str
+    statsKey: str

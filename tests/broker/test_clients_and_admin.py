@@ -319,3 +319,24 @@ async def test_oneway_update_offset_gets_no_response(shared_broker):
             return r.ext_fields and r.ext_fields.get("offset") == "7"
 
         await async_wait_until(stored, 5)
+
+
+async def test_view_broker_stats_data(shared_broker):
+    addr = shared_broker.addr
+    async with RemotingClient() as c:
+        for _ in range(3):
+            await send(c, addr, "StatsDataT", b"12345")
+        await wait_max_offset(c, addr, "StatsDataT", 0, 3)
+        p = await pull(c, addr, "gStatsData", "StatsDataT", 0, 0)
+        assert p.code == ResponseCode.SUCCESS
+        r = await call(c, addr, RequestCode.VIEW_BROKER_STATS_DATA, {"statsName": "TOPIC_PUT_NUMS", "statsKey": "StatsDataT"})
+        assert r.code == ResponseCode.SUCCESS
+        d = fastjson.loads(r.body)
+        assert d["statsMinute"]["sum"] == 3 and d["statsDay"]["sum"] == 3 and d["statsMinute"]["tps"] > 0
+        r = await call(c, addr, RequestCode.VIEW_BROKER_STATS_DATA, {"statsName": "TOPIC_PUT_SIZE", "statsKey": "StatsDataT"})
+        assert fastjson.loads(r.body)["statsMinute"]["sum"] == 15
+        r = await call(c, addr, RequestCode.VIEW_BROKER_STATS_DATA,
+                       {"statsName": "GROUP_GET_NUMS", "statsKey": "StatsDataT@gStatsData"})
+        assert fastjson.loads(r.body)["statsMinute"]["sum"] == 3
+        r = await call(c, addr, RequestCode.VIEW_BROKER_STATS_DATA, {"statsName": "TOPIC_PUT_NUMS", "statsKey": "nope"})
+        assert r.code == ResponseCode.SYSTEM_ERROR and "not exist" in r.remark
