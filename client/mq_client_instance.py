@@ -153,6 +153,12 @@ class MQClientInstance:
             self._rebalance_wakeup.clear()
             await self.do_rebalance()
 
+    def _spawn(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.append(task)
+        task.add_done_callback(lambda t: (self._tasks.remove(t) if t in self._tasks else None,
+                                          t.cancelled() or t.exception()))
+
     def rebalance_immediately(self) -> None:
         """Wake the rebalance service now (NOTIFY_CONSUMER_IDS_CHANGED, new consumer)."""
         self._rebalance_wakeup.set()
@@ -200,8 +206,14 @@ class MQClientInstance:
             if not changed:
                 changed = self._subscribe_info_missing(topic)
             if changed:
+                new_broker = False
                 for bd in route.brokerDatas:
+                    if self.broker_addrs.get(bd.brokerName) != bd.brokerAddrs:
+                        new_broker = True
                     self.broker_addrs[bd.brokerName] = dict(bd.brokerAddrs)
+                if new_broker and self.started:
+                    # register with brokers we just learned about now rather than at the next 30 s beat
+                    self._spawn(self.send_heartbeat_to_all_brokers())
                 for p in self.producers.values():
                     p.update_topic_publish_info(topic, route)
                 subs = route_to_subscribe_info(topic, route)
