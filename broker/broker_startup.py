@@ -433,6 +433,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     group_admin = GroupAdminProcessor(
         bc, store, topics, groups, offsets, consumers, producers, stats,
         delay_offset_path=os.path.join(config_dir, "delayOffset.json"), is_slave=is_slave,
+        broker_addr=b.identity.broker_addr,
     )
 
     def on_config_update(changed: dict[str, Any]) -> None:
@@ -482,6 +483,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         RequestCode.DELETE_SUBSCRIPTIONGROUP: group_admin.delete_subscription_group,
         RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG: group_admin.get_all_subscription_group,
         RequestCode.GET_CONSUME_STATS: group_admin.get_consume_stats,
+        RequestCode.GET_BROKER_CONSUME_STATS: group_admin.get_broker_consume_stats,
         RequestCode.GET_CONSUMER_CONNECTION_LIST: group_admin.get_consumer_connection_list,
         RequestCode.GET_PRODUCER_CONNECTION_LIST: group_admin.get_producer_connection_list,
         RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: group_admin.reset_offset,

@@ -1,7 +1,7 @@
 """Consumer/producer group admin: UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200), DELETE_SUBSCRIPTIONGROUP (207),
 GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201), GET_CONSUME_STATS (208), GET_CONSUMER_CONNECTION_LIST (203),
 GET_PRODUCER_CONNECTION_LIST (204), INVOKE_BROKER_TO_RESET_OFFSET (222), GET_ALL_CONSUMER_OFFSET (43),
-GET_ALL_DELAY_OFFSET (45), CLONE_GROUP_OFFSET (314)."""
+GET_ALL_DELAY_OFFSET (45), CLONE_GROUP_OFFSET (314), GET_BROKER_CONSUME_STATS (317)."""
 
 from __future__ import annotations
 
@@ -62,6 +62,7 @@ class GroupAdminProcessor:
         *,
         delay_offset_path: str = "",
         is_slave: bool = False,
+        broker_addr: str = "",
     ):
         self.broker_config = broker_config
         self.store = store
@@ -72,6 +73,7 @@ class GroupAdminProcessor:
         self.producers = producer_manager
         self.stats = stats
         self.delay_offset_path = delay_offset_path
+        self.broker_addr = broker_addr
         self.is_slave = is_slave
 
     # -- subscription groups -----------------------------------------------------
@@ -127,6 +129,42 @@ class GroupAdminProcessor:
             tps += self.stats.group_get_tps(group, topic)
         stats.consumeTps = tps
         return req.response_to(ResponseCode.SUCCESS, body=stats.to_json())
+
+    def _consume_stats(self, group: str, topic: str, queue_nums: int) -> ConsumeStats:
+        stats = ConsumeStats()
+        for qid in range(queue_nums):
+            mq = MessageQueue(topic=topic, brokerName=self.broker_config.brokerName, queueId=qid)
+            broker_offset = max(0, self.store.get_max_offset_in_queue(topic, qid))
+            consumer_offset = max(0, self.offsets.query_offset(group, topic, qid))
+            last = 0
+            if consumer_offset > 0:
+                last = max(0, self.store.get_message_store_timestamp(topic, qid, consumer_offset - 1))
+            stats.offsetTable[mq] = OffsetWrapper(broker_offset, consumer_offset, last)
+        stats.consumeTps = self.stats.group_get_tps(group, topic)
+        return stats
+
+    def get_broker_consume_stats(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        """Consume progress of every subscription group on this broker (mqadmin brokerConsumeStats)."""
+        from remoting import fastjson
+
+        only_order = str((req.ext_fields or {}).get("isOrder", "false")).lower() == "true"
+        groups_out = []
+        total_diff = 0
+        for group in list(self.groups.table):
+            g = self.consumers.get_consumer_group_info(group)
+            per_group = []
+            for topic in sorted(self.offsets.which_topic_by_consumer(group)):
+                tc = self.topics.select_topic_config(topic)
+                if tc is None or (only_order and not tc.order):
+                    continue
+                if g is not None and g.subscription_table and topic not in g.subscription_table:
+                    continue
+                cs = self._consume_stats(group, topic, tc.writeQueueNums)
+                total_diff += sum(w.brokerOffset - w.consumerOffset for w in cs.offsetTable.values())
+                per_group.append(cs.to_obj())
+            groups_out.append({group: per_group})
+        body = {"brokerAddr": self.broker_addr, "consumeStatsList": groups_out, "totalDiff": total_diff}
+        return req.response_to(ResponseCode.SUCCESS, body=fastjson.dumps(body))
 
     def get_consumer_connection_list(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
         h = req.decode_header(GetConsumerConnectionListRequestHeader)

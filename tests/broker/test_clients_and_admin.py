@@ -340,3 +340,24 @@ async def test_view_broker_stats_data(shared_broker):
         assert fastjson.loads(r.body)["statsMinute"]["sum"] == 3
         r = await call(c, addr, RequestCode.VIEW_BROKER_STATS_DATA, {"statsName": "TOPIC_PUT_NUMS", "statsKey": "nope"})
         assert r.code == ResponseCode.SYSTEM_ERROR and "not exist" in r.remark
+
+
+async def test_broker_consume_stats(shared_broker):
+    addr = shared_broker.addr
+    async with RemotingClient() as c:
+        for _ in range(4):
+            await send(c, addr, "BcsT", b"x", queue_id=0)
+        await wait_max_offset(c, addr, "BcsT", 0, 4)
+        # the listing walks the subscription groups: a pull auto-creates gBcs
+        assert (await pull(c, addr, "gBcs", "BcsT", 0, 0)).code == ResponseCode.SUCCESS
+        await call(c, addr, RequestCode.UPDATE_CONSUMER_OFFSET,
+                   {"consumerGroup": "gBcs", "topic": "BcsT", "queueId": 0, "commitOffset": 1})
+        r = await call(c, addr, RequestCode.GET_BROKER_CONSUME_STATS, {"isOrder": "false", "timeoutMillis": 3000})
+        assert r.code == ResponseCode.SUCCESS
+        d = fastjson.loads(r.body)
+        assert d["brokerAddr"] == addr and d["totalDiff"] >= 3
+        entry = next(e["gBcs"] for e in d["consumeStatsList"] if "gBcs" in e)
+        assert len(entry) == 1
+        cs = ConsumeStats.from_obj(entry[0])
+        w = cs.offsetTable[MessageQueue("BcsT", "shared", 0)]
+        assert (w.brokerOffset, w.consumerOffset) == (4, 1)
