@@ -38,12 +38,16 @@ def _offset(resp: RemotingCommand) -> int:
 
 def max_offset(broker: str, topic: str, queue_id: int) -> int:
     """GET_MAX_OFFSET of one queue."""
-    return _offset(invoke(broker, RequestCode.GET_MAX_OFFSET, GetMaxOffsetRequestHeader(topic=topic, queueId=queue_id)))
+    return _offset(
+        invoke(broker, RequestCode.GET_MAX_OFFSET, GetMaxOffsetRequestHeader(topic=topic, queueId=queue_id))
+    )
 
 
 def min_offset(broker: str, topic: str, queue_id: int) -> int:
     """GET_MIN_OFFSET of one queue."""
-    return _offset(invoke(broker, RequestCode.GET_MIN_OFFSET, GetMinOffsetRequestHeader(topic=topic, queueId=queue_id)))
+    return _offset(
+        invoke(broker, RequestCode.GET_MIN_OFFSET, GetMinOffsetRequestHeader(topic=topic, queueId=queue_id))
+    )
 
 
 def total_max_offset(broker: str, topic: str, queues: int) -> int:
@@ -70,7 +74,11 @@ def committed_total(broker: str, group: str, topic: str, queues: int) -> int:
 
 def consumer_ids(broker: str, group: str) -> list[str]:
     """GET_CONSUMER_LIST_BY_GROUP; [] when the group has no consumer online."""
-    resp = invoke(broker, RequestCode.GET_CONSUMER_LIST_BY_GROUP, GetConsumerListByGroupRequestHeader(consumerGroup=group))
+    resp = invoke(
+        broker,
+        RequestCode.GET_CONSUMER_LIST_BY_GROUP,
+        GetConsumerListByGroupRequestHeader(consumerGroup=group),
+    )
     if resp.code != ResponseCode.SUCCESS or not resp.body:
         return []
     return list(fastjson.loads(resp.body).get("consumerIdList") or [])

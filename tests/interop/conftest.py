@@ -27,7 +27,9 @@ def driver_env(home: Path) -> dict[str, str]:
 
 def run_driver(tmp_path: Path, *args: str, timeout: float = 90.0) -> dict:
     """Run the driver to completion and return its JSON document."""
-    proc = subprocess.run(driver_cmd(*args), capture_output=True, text=True, timeout=timeout, env=driver_env(tmp_path))
+    proc = subprocess.run(
+        driver_cmd(*args), capture_output=True, text=True, timeout=timeout, env=driver_env(tmp_path)
+    )
     assert proc.returncode == 0, f"driver failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -40,16 +42,32 @@ def send_spec(tmp_path: Path, namesrv: str, spec: dict, timeout: float = 90.0) -
 class StreamingConsumer:
     """A ``driver consume --out`` child process: messages stream to a JSON-lines file."""
 
-    def __init__(self, tmp_path: Path, name: str, namesrv: str, topic: str, group: str, *extra: str, timeout=90):
+    def __init__(
+        self, tmp_path: Path, name: str, namesrv: str, topic: str, group: str, *extra: str, timeout=90
+    ):
         self.out = tmp_path / f"{name}.jsonl"
         self.stop_file = tmp_path / f"{name}.stop"
         self.out.write_text("")
         home = tmp_path / f"home-{name}"
         home.mkdir(exist_ok=True)
         self.popen = subprocess.Popen(
-            driver_cmd("consume", namesrv, topic, group, "0", str(timeout), "--out", str(self.out),
-                       "--stop-file", str(self.stop_file), *extra),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=driver_env(home),
+            driver_cmd(
+                "consume",
+                namesrv,
+                topic,
+                group,
+                "0",
+                str(timeout),
+                "--out",
+                str(self.out),
+                "--stop-file",
+                str(self.stop_file),
+                *extra,
+            ),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=driver_env(home),
         )
 
     def records(self) -> list[dict]:

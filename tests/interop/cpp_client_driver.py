@@ -200,7 +200,7 @@ def produce(args) -> dict:
 def _set_max_reconsume_times(consumer, n: int) -> None:
     from rocketmq.ffi import dll
 
-    fn = getattr(dll, "_ZN8rocketmq21DefaultMQPushConsumer20setMaxReconsumeTimesEi")
+    fn = dll._ZN8rocketmq21DefaultMQPushConsumer20setMaxReconsumeTimesEi
     fn.argtypes = [ctypes.c_void_p, ctypes.c_int]
     fn.restype = None
     fn(consumer._handle, n)
@@ -278,8 +278,11 @@ def consume(args) -> dict:
         elif done.wait(min(0.5, max(0.0, deadline - time.monotonic()))):
             break
     with lock:
-        return {"messages": [g for g in got if not g.get("failed")], "failed": [g for g in got if g.get("failed")],
-                "complete": done.is_set()}
+        return {
+            "messages": [g for g in got if not g.get("failed")],
+            "failed": [g for g in got if g.get("failed")],
+            "complete": done.is_set(),
+        }
 
 
 def pull(args) -> dict:
@@ -293,7 +296,9 @@ def pull(args) -> dict:
     _KEEP_ALIVE.append(consumer)
     mqs_ptr = ctypes.POINTER(_CMessageQueue)()
     n = ctypes.c_int()
-    rc = dll.FetchSubscriptionMessageQueues(consumer._handle, _b(args.topic), ctypes.pointer(mqs_ptr), ctypes.pointer(n))
+    rc = dll.FetchSubscriptionMessageQueues(
+        consumer._handle, _b(args.topic), ctypes.pointer(mqs_ptr), ctypes.pointer(n)
+    )
     if rc != 0:
         return {"error": f"FetchSubscriptionMessageQueues rc={rc}: {_s(dll.GetLatestErrorMessage())}"}
     queues = []
@@ -303,8 +308,16 @@ def pull(args) -> dict:
         offset = 0
         for _ in range(200):  # bounded: each pull moves forward or stops
             r = dll.Pull(consumer._handle, ctypes.pointer(mq), _b(args.expr), offset, args.max_num)
-            q["pulls"].append({"offset": offset, "status": r.pullStatus, "next": r.nextBeginOffset,
-                               "min": r.minOffset, "max": r.maxOffset, "size": r.size})
+            q["pulls"].append(
+                {
+                    "offset": offset,
+                    "status": r.pullStatus,
+                    "next": r.nextBeginOffset,
+                    "min": r.minOffset,
+                    "max": r.maxOffset,
+                    "size": r.size,
+                }
+            )
             from rocketmq.client import RecvMessage
 
             for i in range(r.size if r.pullStatus == 0 else 0):
@@ -315,8 +328,13 @@ def pull(args) -> dict:
             offset = r.nextBeginOffset
         # Past the end: the broker must say "offset moved/illegal" or "no new message".
         r = dll.Pull(consumer._handle, ctypes.pointer(mq), _b(args.expr), offset + 1000, args.max_num)
-        q["beyond"] = {"offset": offset + 1000, "status": r.pullStatus, "next": r.nextBeginOffset,
-                       "min": r.minOffset, "max": r.maxOffset}
+        q["beyond"] = {
+            "offset": offset + 1000,
+            "status": r.pullStatus,
+            "next": r.nextBeginOffset,
+            "min": r.minOffset,
+            "max": r.maxOffset,
+        }
         dll.ReleasePullResult(r)
         queues.append(q)
     dll.ReleaseSubscriptionMessageQueue(mqs_ptr)
@@ -365,9 +383,16 @@ def transaction(args) -> dict:
         step = plan[int(k.split("-")[1])]
         answer = step[1] if len(step) > 1 else step[0]
         with lock:
-            checks.append({"keys": k, "answer": answer, "at_ms": _now_ms(), "topic": _s(msg.topic),
-                           "tx_id": _s(msg.get_property("__transactionId__")),
-                           "uniq": _s(msg.get_property("UNIQ_KEY"))})
+            checks.append(
+                {
+                    "keys": k,
+                    "answer": answer,
+                    "at_ms": _now_ms(),
+                    "topic": _s(msg.topic),
+                    "tx_id": _s(msg.get_property("__transactionId__")),
+                    "uniq": _s(msg.get_property("UNIQ_KEY")),
+                }
+            )
             if k in want_checked and answer != "unknown":
                 checked_final.add(k)
                 if checked_final >= want_checked:
@@ -376,8 +401,13 @@ def transaction(args) -> dict:
 
     dll.CreateTransactionProducer.argtypes = [ctypes.c_char_p, checker_t, ctypes.c_void_p]
     dll.CreateTransactionProducer.restype = ctypes.c_void_p
-    dll.SendMessageTransaction.argtypes = [ctypes.c_void_p, ctypes.c_void_p, executor_t, ctypes.c_void_p,
-                                           ctypes.POINTER(_CSendResult)]
+    dll.SendMessageTransaction.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+        executor_t,
+        ctypes.c_void_p,
+        ctypes.POINTER(_CSendResult),
+    ]
     dll.SendMessageTransaction.restype = ctypes.c_int
     exec_cb = executor_t(on_execute)
     check_cb = checker_t(on_check)
@@ -397,14 +427,25 @@ def transaction(args) -> dict:
         dll.SetByteMessageBody(m._handle, body, len(body))
         res = _CSendResult()
         rc = dll.SendMessageTransaction(handle, m._handle, exec_cb, None, ctypes.pointer(res))
-        sends.append({"keys": f"tx-{i}", "rc": rc, "status": res.sendStatus, "msg_id": _s(res.msgId),
-                      "error": None if rc == 0 else _s(dll.GetLatestErrorMessage())})
+        sends.append(
+            {
+                "keys": f"tx-{i}",
+                "rc": rc,
+                "status": res.sendStatus,
+                "msg_id": _s(res.msgId),
+                "error": None if rc == 0 else _s(dll.GetLatestErrorMessage()),
+            }
+        )
         _KEEP_ALIVE.append(m)
     all_checked.wait(args.wait_checks)
     # Shutting the transaction producer down is not needed: the process exits.
     with lock:
-        return {"sends": sends, "executed": list(executed), "checks": list(checks),
-                "all_checked": all_checked.is_set()}
+        return {
+            "sends": sends,
+            "executed": list(executed),
+            "checks": list(checks),
+            "all_checked": all_checked.is_set(),
+        }
 
 
 def main() -> int:

@@ -33,13 +33,16 @@ def test_cpp_producer_then_push_consumer(cluster, tmp_path):
 
 def test_cpp_batch_send_and_tag_filter(cluster, tmp_path):
     ns = cluster["namesrv"]
-    sent = run_driver(tmp_path, "produce", ns, "InteropBatch", "32", "--batch", "8", "--tag", "TagB", "--prefix", "b")
+    sent = run_driver(
+        tmp_path, "produce", ns, "InteropBatch", "32", "--batch", "8", "--tag", "TagB", "--prefix", "b"
+    )
     assert sum(r["n"] for r in sent["results"]) == 32
     assert all(r["status"] == 0 for r in sent["results"]), sent["results"]
     run_driver(tmp_path, "produce", ns, "InteropBatch", "8", "--tag", "TagC", "--prefix", "c")
 
-    got = run_driver(tmp_path, "consume", ns, "InteropBatch", "interop-tag-group", "8", "60", "--expr", "TagC")
+    got = run_driver(
+        tmp_path, "consume", ns, "InteropBatch", "interop-tag-group", "8", "60", "--expr", "TagC"
+    )
     assert got["complete"], got
     assert {m["body"] for m in got["messages"]} == {f"c-body-{i}" for i in range(8)}
     assert all(m["tags"] == "TagC" for m in got["messages"])
-
