@@ -242,11 +242,27 @@ class EntryHandler:
                 self.validated = max(self.validated, e.index)
             self._reply(req, C.SUCCESS if ok else C.INCONSISTENT_STATE)
             return
-        if e.index > ctx.storage.ledger_end_index + 1 or e.index < ctx.storage.ledger_begin_index:
-            self._reply(req, C.INCONSISTENT_STATE)
-            return
+        storage = ctx.storage
         if e.index <= self.validated:
             ok = self._match(e)  # a stale TRUNCATE: the entry is already confirmed
+        elif (
+            e.index > storage.ledger_end_index + 1
+            or e.index < storage.ledger_begin_index
+            or (e.index > self.validated + 1 and not self._match(e))
+        ):
+            # Nothing here lines up with the leader's log: it starts (older files cleaned)
+            # past our end or before our first entry, or our entry there differs and the
+            # one below it cannot be vouched for (the leader truncates at its first entry
+            # only). Restart our log at the leader's entry (DLedger's rebuildWithPos) and
+            # let the leader resend the rest; keeping our older entries could leave a
+            # stale one under a committed index.
+            storage.reset(e)
+            ms = ctx.ms
+            ms.committed_index = min(ms.committed_index, e.index - 1)
+            ctx.written.append(e)
+            ctx.must_sync = True
+            self.validated = e.index
+            ok = True
         else:
             try:
                 self._put(e)

@@ -178,6 +178,51 @@ class DLedgerMmapFileStore:
         self._cut(entry.index, cut_at, entry.index - 1, prev.term if prev else -1)
         self.append(entry.index, entry.term, entry.body, pos=entry.pos)
 
+    def reset(self, entry: DLedgerEntry) -> None:
+        # DLedger's rebuildWithPos: the data files restart in the file holding entry.pos, the
+        # index files at the entry's unit; recovery finds this first entry via the index.
+        self._recent.clear()
+        self.data.destroy()
+        self.index.destroy()
+        mf = self.data.get_last_mapped_file_or_create(entry.pos)
+        if mf is None:
+            raise DLedgerError(C.DISK_ERROR, "cannot create a data file")
+        mf.set_positions(entry.pos - mf.file_from_offset)
+        self._begin, self._end, self._end_term = entry.index, entry.index - 1, -1
+        self._committed = min(self._committed, entry.index - 1)
+        self.append(entry.index, entry.term, entry.body, pos=entry.pos)
+
+    def delete_expired_files(self, expired_before_ms: int | None = None, max_files: int = 10) -> int:
+        """Delete the oldest data files (never the last one, never one holding an entry
+        above the committed index; with ``expired_before_ms`` only files last modified
+        before it) and the index files wholly below the new first entry. Returns the
+        number of data files deleted; ``ledger_begin_index`` moves up accordingly."""
+        deleted = 0
+        while deleted < max_files:
+            files = self.data.mapped_files
+            if len(files) < 2:
+                break
+            first, nxt = files[0], files[1]
+            h = self._entry_header(nxt, 0)
+            if h is None or h[0] != CURRENT_MAGIC or h[2] - 1 > self._committed:
+                break  # the next file's first entry is not committed: this one holds uncommitted ones
+            if expired_before_ms is not None and first.get_last_modified_timestamp() >= expired_before_ms:
+                break
+            first.destroy()
+            self.data.mapped_files = files[1:]
+            self._begin = h[2]
+            deleted += 1
+        if deleted:
+            self._recent = {i: e for i, e in self._recent.items() if i >= self._begin}
+            limit = self._begin * INDEX_UNIT_SIZE
+            ifiles = self.index.mapped_files
+            keep = [f for f in ifiles if f.file_from_offset + f.file_size > limit or f is ifiles[-1]]
+            for f in ifiles:
+                if f not in keep:
+                    f.destroy()
+            self.index.mapped_files = keep
+        return deleted
+
     def set_committed_index(self, index: int) -> None:
         self._committed = index
 
@@ -326,12 +371,13 @@ class DLedgerMmapFileStore:
                 start = i
                 break
         last_index, last_term = -1, -1
-        last_end_offset = files[start].file_from_offset
+        first_rel = self._first_entry_rel(files[0]) if start == 0 else 0
+        last_end_offset = files[start].file_from_offset + first_rel
         index_rebuild_from: int | None = None
         fi = start
         while fi < len(files):
             mf = files[fi]
-            rel = 0
+            rel = first_rel if fi == 0 else 0
             next_file = False
             while True:
                 h = self._entry_header(mf, rel)
@@ -373,7 +419,7 @@ class DLedgerMmapFileStore:
         # Everything after the last good entry is cut (zeroed so it is never read again).
         self._cut_queue(self.data, last_end_offset, recovering=True)
         first = self.data.get_first_mapped_file()
-        h = self._entry_header(first, 0) if first is not None else None
+        h = self._entry_header(first, self._first_entry_rel(first)) if first is not None else None
         self._begin = h[2] if h is not None and h[0] == CURRENT_MAGIC else max(0, last_index + 1)
         self._end, self._end_term = last_index, last_term
         if index_rebuild_from is None:
@@ -381,6 +427,24 @@ class DLedgerMmapFileStore:
         if last_index < 0:
             self.index.destroy()
         self._load_checkpoint()
+
+    def _first_entry_rel(self, mf: MappedFile) -> int:
+        """Where the first entry of the first data file starts: 0, or after a reset the
+        position its index unit (the first one stored) names."""
+        h = self._entry_header(mf, 0)
+        if h is not None and h[0] == CURRENT_MAGIC:
+            return 0
+        ifile = self.index.get_first_mapped_file()
+        if ifile is None:
+            return 0
+        # Units before the first entry's are zero: the first "00 00 00 01" is its magic.
+        at = ifile.mm.find(b"\x00\x00\x00\x01")
+        if at < 0 or at % INDEX_UNIT_SIZE or at + INDEX_UNIT_SIZE > ifile.file_size:
+            return 0
+        _magic, pos, _size, _index, _term = decode_index_unit(ifile.mm, at)
+        if mf.file_from_offset <= pos < mf.file_from_offset + mf.file_size:
+            return pos - mf.file_from_offset
+        return 0
 
     def _is_blank(self, mf: MappedFile, rel: int) -> bool:
         if rel + MIN_BLANK_LEN > mf.file_size:

@@ -52,6 +52,10 @@ class Storage(Protocol):
         """Make ``entry`` the last entry: keep the local one at that index if equal, else
         cut at ``entry.pos`` and write ``entry`` there."""
 
+    def reset(self, entry: DLedgerEntry) -> None:
+        """Drop the whole log and restart it with ``entry`` (at ``entry.pos``) as its first
+        entry: a follower whose log ends before the leader's first (cleaned) entry."""
+
     def set_committed_index(self, index: int) -> None:
         """Record the committed index (persisted with the next checkpoint)."""
 
@@ -73,6 +77,7 @@ class MemoryStorage:
         self._entries: list[DLedgerEntry] = []
         self._begin = 0
         self._committed = -1
+        self._reset_pos = 0
 
     @property
     def ledger_begin_index(self) -> int:
@@ -92,7 +97,7 @@ class MemoryStorage:
 
     def _next_pos(self) -> int:
         if not self._entries:
-            return 0
+            return self._reset_pos
         last = self._entries[-1]
         return last.pos + last.size
 
@@ -138,6 +143,21 @@ class MemoryStorage:
         self._entries.append(
             DLedgerEntry(index=entry.index, term=entry.term, body=bytes(entry.body), pos=entry.pos)
         )
+
+    def reset(self, entry: DLedgerEntry) -> None:
+        self._entries = [DLedgerEntry(index=entry.index, term=entry.term, body=bytes(entry.body), pos=entry.pos)]
+        self._begin = entry.index
+        self._reset_pos = entry.pos
+
+    def delete_before(self, index: int) -> int:
+        """Drop entries below ``index`` (committed ones only), as cleaning expired files does;
+        returns how many were dropped."""
+        index = min(index, self._committed + 1, self.ledger_end_index)
+        n = max(0, index - self._begin)
+        if n:
+            del self._entries[:n]
+            self._begin += n
+        return n
 
     def set_committed_index(self, index: int) -> None:
         self._committed = index

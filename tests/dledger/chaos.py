@@ -5,14 +5,30 @@ from __future__ import annotations
 from tests.dledger.simnet import Cluster
 
 
-def chaos_run(n: int, seed: int, steps: int, **cluster_kw) -> Cluster:
+def compact(c: Cluster, nid: str) -> None:
+    """Clean committed entries on ``nid`` as the cleaning service would (files or entries)."""
+    st = c.disks[nid].storage
+    if hasattr(st, "delete_expired_files"):
+        st.delete_expired_files()
+    else:
+        st.delete_before(
+            c.rng.randint(st.ledger_begin_index, max(st.ledger_begin_index, st.committed_index + 1))
+        )
+
+
+def chaos_run(n: int, seed: int, steps: int, compaction: bool = False, **cluster_kw) -> Cluster:
     """``steps`` ticks of crashes, restarts, partitions, loss, duplication and delay with
-    proposals, checking safety after every tick; then heal and require liveness."""
+    proposals (and, with ``compaction``, cleaning of committed entries), checking safety
+    after every tick; then heal and require liveness."""
     c = Cluster(n, seed=seed, **cluster_kw)
     rng = c.rng
     proposed = 0
     for _ in range(steps):
         r = rng.random()
+        if compaction and rng.random() < 0.01:
+            up = c.alive()
+            if up:
+                compact(c, rng.choice(up))
         if r < 0.004:
             # crash a node, but keep a majority of disks intact in spirit: at most a minority down
             up = c.alive()

@@ -281,7 +281,7 @@ class Cluster:
             ci = c.committed_index
             if ci > st.ledger_end_index:
                 raise SafetyViolation(f"{nid} committed {ci} beyond end {st.ledger_end_index}")
-            if ci >= 0:
+            if ci >= st.ledger_begin_index:  # below it: cleaned after commit
                 e = st.get(ci)
                 truth = self.committed.get(ci)
                 if truth is not None and (e.term, e.body) != truth:
@@ -291,8 +291,9 @@ class Cluster:
             top = max(self.committed)
             holders = 0
             for nid in self.ids:
-                e = self.disks[nid].storage.get(top)
-                if e is not None and (e.term, e.body) == self.committed[top]:
+                st = self.disks[nid].storage
+                e = st.get(top)
+                if (e is not None and (e.term, e.body) == self.committed[top]) or st.ledger_begin_index > top:
                     holders += 1
             if holders < len(self.ids) // 2 + 1:
                 raise SafetyViolation(f"committed entry {top} is held by only {holders} nodes")

@@ -172,3 +172,37 @@ def test_append_hook_patches_body_with_final_position(tmp_path):
     st = open_store(tmp_path)
     assert struct.unpack_from(">q", st.get(27).body)[0] == DATA + 48
     st.close()
+
+
+def test_delete_expired_files_keeps_uncommitted_and_moves_begin(tmp_path):
+    st = open_store(tmp_path)
+    fill(st, 100, size=100)  # 27 entries per 4 KiB file: 4 files
+    st.set_committed_index(30)  # entries of file 0 (0..26) are committed, file 1 (27..53) is not
+    assert st.delete_expired_files() == 1
+    assert st.ledger_begin_index == 27 and st.get(26) is None and st.get(27).index == 27
+    assert st.delete_expired_files() == 0  # file 1 holds uncommitted entries
+    st.set_committed_index(99)
+    assert st.delete_expired_files(expired_before_ms=0) == 0  # not old enough
+    assert st.delete_expired_files() == 2  # never the last file
+    assert st.ledger_begin_index == 81
+    st.close()
+    st = open_store(tmp_path)
+    assert (st.ledger_begin_index, st.ledger_end_index) == (81, 99)
+    assert [st.get(i).index for i in range(81, 100)] == list(range(81, 100))
+    st.close()
+
+
+def test_reset_restarts_the_log_mid_file_and_survives_reopen(tmp_path):
+    st = open_store(tmp_path)
+    fill(st, 10, term=1)
+    leader_entry = DLedgerEntry(500, 3, b"from the leader", pos=5 * DATA + 1234)
+    st.reset(leader_entry)
+    assert (st.ledger_begin_index, st.ledger_end_index, st.ledger_end_term) == (500, 500, 3)
+    st.append(501, 3, b"next")
+    st.close()
+    assert sorted(os.listdir(tmp_path / "data")) == [f"{5 * DATA:020d}"]
+    st = open_store(tmp_path)
+    assert (st.ledger_begin_index, st.ledger_end_index) == (500, 501)
+    assert st.get(500).body == b"from the leader" and st.get(500).pos == 5 * DATA + 1234
+    assert st.get(501).body == b"next"
+    st.close()

@@ -210,3 +210,30 @@ def test_same_seed_same_history():
     assert a.role_log == b.role_log and a.committed == b.committed and a.delivered == b.delivered
     c = chaos_run(3, 78, 1500)
     assert c.role_log != a.role_log
+
+
+def test_follower_behind_cleaned_leader_restarts_its_log_from_the_leader():
+    c = Cluster(3, seed=14)
+    ld = elect(c)
+    lag = next(i for i in c.ids if i != ld.self_id)
+    c.crash(lag)
+    for i in range(40):
+        ld.propose(b"c%d" % i)
+    c.run_until(lambda: ld.committed_index >= 39, 1000)
+    for nid in c.ids:
+        if c.nodes[nid] is not None:
+            c.disks[nid].storage.delete_before(30)  # both live members clean up to 30
+    assert c.disks[ld.self_id].storage.ledger_begin_index == 30
+    c.start(lag)
+    c.run_until(lambda: c.nodes[lag].committed_index >= ld.committed_index, 2000, "lagging member catches up")
+    st = c.disks[lag].storage
+    assert st.ledger_begin_index == 30 and [st.get(i).body for i in range(30, 40)] == [
+        b"c%d" % i for i in range(30, 40)
+    ]
+    c.full_check()
+
+
+@pytest.mark.parametrize("seed,files", [(401, False), (402, True), (403, False)])
+def test_chaos_with_cleaning(tmp_path, seed, files):
+    kw = {"storage_factory": file_factory(tmp_path)} if files else {}
+    chaos_run(3, seed, 3000, compaction=True, **kw)
