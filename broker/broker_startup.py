@@ -20,6 +20,7 @@ from broker.config import BrokerConfig, NettyClientConfig, NettyServerConfig
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import ConsumerOffsetManager
 from broker.filter import CommitLogDispatcherCalcBitMap, ConsumerFilterManager, consumer_filter_path
+from broker.ha_service import HAService
 from broker.processor.broker_config_processor import BrokerConfigProcessor
 from broker.processor.client_manage_processor import ClientManageProcessor
 from broker.processor.consumer_manage_processor import ConsumerManageProcessor
@@ -87,6 +88,7 @@ class Broker:
         self.pull_processor: PullMessageProcessor | None = None
         self.send_processor: SendMessageProcessor | None = None
         self.slave_synchronize: SlaveSynchronize | None = None
+        self.ha_service: HAService | None = None
         self.stats: BrokerStatsManager | None = None
         self.store_host: tuple[str, int] = ("127.0.0.1", 10911)
         self.is_slave = False
@@ -140,6 +142,8 @@ class Broker:
                 self._every(10.0, self.slave_synchronize.sync_all, "slave-synchronize", initial_s=3.0)
         if master and self.slave_synchronize is not None:
             self.slave_synchronize.master_addr = None  # a master syncs from nobody
+        if master and self.ha_service is not None:
+            await self.ha_service.stop_client()
         for fn in self._role_listeners:
             try:
                 r = fn(master)
@@ -195,6 +199,11 @@ class Broker:
             if r.kv_table is not None:
                 self.topic_config_manager.update_order_topic_config(set(r.kv_table))
                 break
+        if self.ha_service is not None and self.is_slave and not self.configs.store.haMasterAddress:
+            for r in results:
+                if r.ha_server_addr:
+                    self.ha_service.update_master_address(r.ha_server_addr)
+                    break
         if self.slave_synchronize is not None and self.is_slave:
             for r in results:
                 if r.master_addr:
@@ -252,6 +261,10 @@ class Broker:
         cfg = self.configs
         bc = cfg.broker
         self.store.start()
+        if self.ha_service is not None:
+            await self.ha_service.start()
+            if self.is_slave and cfg.store.haMasterAddress:
+                self.ha_service.update_master_address(cfg.store.haMasterAddress)
         for start, _stop in self._services:
             if start is not None:
                 r = start()
@@ -304,6 +317,8 @@ class Broker:
 
     async def _abort_start(self) -> None:
         await self._stop_services()
+        if self.ha_service is not None:
+            await self.ha_service.stop()
         with contextlib.suppress(Exception):
             await self.store.shutdown()
         if self.client is not None:
@@ -322,6 +337,8 @@ class Broker:
                     await srv.stop(grace)
         await self.pull_processor.hold_service.stop()
         await self._stop_services()
+        if self.ha_service is not None:
+            await self.ha_service.stop()
         for t in self._tasks:
             t.cancel()
         if self._register_task is not None:
@@ -370,6 +387,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         bc.brokerId = 0
     ip1 = bc.broker_ip1()
     port = nsc.listenPort
+    sc.haListenPort = port + 1  # RocketMQ forces the HA port next to the main one
     store_host = (ip1, port)
     b.identity = BrokerIdentity(
         cluster_name=bc.brokerClusterName,
@@ -401,10 +419,15 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     def arriving(topic, queue_id, logic_offset, tags_code, store_timestamp, properties):
         if hold_ref:
             hold_ref[0].notify_message_arriving(topic, queue_id, logic_offset, tags_code, store_timestamp, properties)
+        if b.ha_service is not None:
+            b.ha_service.wakeup()  # new data for the slaves
 
     b.store = store = DefaultMessageStore(sc, store_host=store_host, arriving_listener=arriving)
     if not store.load():
         raise BrokerStartError(f"the message store under {sc.storePathRootDir} could not be loaded (see the log)")
+    if not sc.enableDLegerCommitLog:  # DLedger replicates by itself
+        b.ha_service = HAService(store, sc)
+        store.replica_waiter = b.ha_service.wait_for_slave
     if bc.enableCalcFilterBitMap:
         # must run before the consume-queue dispatcher, which stores the bitmap
         store.dispatchers.insert(0, CommitLogDispatcherCalcBitMap(True, filters))
