@@ -58,6 +58,9 @@ class DLedgerConfig:
     leadershipTransferWaitTimeout: int = cfg(1000)
     fileReservedHours: int = cfg(72)
     deleteWhen: str = cfg("04")
+    diskSpaceRatioToCheckExpired: float = cfg(0.70)
+    diskSpaceRatioToForceClean: float = cfg(0.85)
+    enableDiskForceClean: bool = cfg(True)
     flushFileInterval: int = cfg(10)
     checkPointInterval: int = cfg(3000)
     # Not a DLedger key: the length of one core tick (DLedger's state maintainer loops every 10 ms).

@@ -23,9 +23,12 @@ import base64
 import inspect
 import logging
 import random
+import shutil
+import time
 from collections.abc import Callable
 from typing import Any
 
+from common.util import now_ms
 from dledger.config import DLedgerConfig
 from dledger.core import DLedgerCore, Ready
 from dledger.entry import DLedgerEntry
@@ -58,6 +61,7 @@ __all__ = ["DLedgerServer"]
 log = logging.getLogger("dledger")
 
 _RPC_TIMEOUT_S = 3.0
+_CLEAN_INTERVAL_S = 10.0
 _PEER_CODES = (RequestCode.VOTE, RequestCode.HEART_BEAT, RequestCode.PUSH, RequestCode.LEADERSHIP_TRANSFER)
 
 
@@ -97,6 +101,7 @@ class DLedgerServer:
         self._transfers: dict[int, asyncio.Future] = {}
         self._client_appends: dict[int, tuple[Connection, RemotingCommand]] = {}
         self._last_checkpoint = 0.0
+        self._next_clean = 0.0
         self._ready_scheduled = False
         self._stopped = False
 
@@ -207,6 +212,9 @@ class DLedgerServer:
                 persist = getattr(self._storage, "persist_checkpoint", None)
                 if persist is not None:
                     persist()
+            if now >= self._next_clean:
+                self._next_clean = now + _CLEAN_INTERVAL_S
+                self._clean_files()
             next_at = max(next_at + interval, now)
             await asyncio.sleep(next_at - now)
 
@@ -216,6 +224,30 @@ class DLedgerServer:
         if not self._ready_scheduled:
             self._ready_scheduled = True
             asyncio.get_running_loop().call_soon(self._process_ready)
+
+    def _clean_files(self) -> None:
+        """DLedger's CleanSpaceService, simplified: at a ``deleteWhen`` hour or above the
+        check ratio delete committed files older than ``fileReservedHours``; above the
+        force ratio (when enabled) regardless of age. Only committed files ever go."""
+        delete = getattr(self._storage, "delete_expired_files", None)
+        if delete is None:
+            return
+        cfg = self.config
+        try:
+            usage = shutil.disk_usage(cfg.storeBaseDir)
+            ratio = usage.used / usage.total if usage.total else 0.0
+        except OSError:
+            ratio = 0.0
+        hours = {h.strip() for h in cfg.deleteWhen.split(";") if h.strip()}
+        at_hour = time.strftime("%H") in hours or str(int(time.strftime("%H"))) in hours
+        if cfg.enableDiskForceClean and ratio > cfg.diskSpaceRatioToForceClean:
+            n = delete(None)
+        elif at_hour or ratio > cfg.diskSpaceRatioToCheckExpired:
+            n = delete(now_ms() - cfg.fileReservedHours * 3600 * 1000)
+        else:
+            return
+        if n:
+            log.info("dledger %s: deleted %d expired data files", cfg.selfId, n)
 
     def _process_ready(self) -> None:
         self._ready_scheduled = False
