@@ -106,3 +106,8 @@ async def test_slave_copies_master_metadata_and_refuses_writes(procs, tmp_path, 
         # both addresses are in the route of the topic
         rd = await route(c, ns, "SyncedT")
         assert rd.brokerDatas[0].brokerAddrs == {0: master.addr, 1: slave.addr}
+        # the slave learned the master's HA address from the NameServer and replicates its CommitLog
+        assert (await send(c, master.addr, "SyncedT", b"replicated", queue_id=1)).code == ResponseCode.SUCCESS
+        from tests.broker.helpers import wait_max_offset
+
+        await wait_max_offset(c, slave.addr, "SyncedT", 1, 1, timeout=15)
