@@ -134,7 +134,7 @@ class DLedgerCore:
                 self.ctx.respond(resp)
         else:
             self.ctx.respond(self._error_reply(msg, C.UNSUPPORTED))
-        self.elector._check_transfers()
+        self.elector.check_transfers()
 
     def _error_reply(self, msg: Message, code: C) -> Message:
         cls = {

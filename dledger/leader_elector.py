@@ -163,7 +163,7 @@ class LeaderElector:
                 self.change_role_to_candidate(ms.curr_term)
         else:
             self._maintain_as_candidate()
-        self._check_transfers()
+        self.check_transfers()
 
     # ------------------------------------------------------------------ leader
     def _maintain_as_leader(self) -> None:
@@ -502,11 +502,12 @@ class LeaderElector:
                 return reply(C.LEADER_TRANSFERRING)
             deadline = self.ctx.now + self.cfg.ticks(self.cfg.leadershipTransferWaitTimeout)
             self.incoming_transfer = _IncomingTransfer(req, deadline)
-            self._check_transfers()
+            self.check_transfers()
             return None
         return reply(C.UNEXPECTED_ARGUMENT)
 
-    def _check_transfers(self) -> None:
+    def check_transfers(self) -> None:
+        """Time out a transfer this leader started; start or fail one this member was asked to take."""
         now = self.ctx.now
         tr = self.outgoing_transfer
         if tr is not None and now >= tr.deadline:
