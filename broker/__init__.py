@@ -11,8 +11,8 @@ How the parts fit (composed in :func:`broker.broker_startup.create_broker`):
 * client registries fed by heartbeats: :mod:`~broker.consumer_manager`, :mod:`~broker.producer_manager`;
 * request processors in :mod:`broker.processor` (send, pull with long polling
   (:mod:`~broker.pull_request_hold_service`), offsets, admin, queries), each given only its collaborators;
-* NameServer registration (:mod:`~broker.broker_outer_api`) and slave metadata sync
-  (:mod:`~broker.slave_synchronize`);
+* NameServer registration (:mod:`~broker.broker_outer_api`), slave metadata sync
+  (:mod:`~broker.slave_synchronize`) and CommitLog replication (:mod:`~broker.ha_service`);
 * filtering in :mod:`broker.filter`; retry/DLQ, delay levels, transactions and orderly locks are installed
   by :mod:`broker.semantics`.
 """
