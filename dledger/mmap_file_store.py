@@ -129,6 +129,15 @@ class DLedgerMmapFileStore:
             raise DLedgerError(C.DISK_ERROR, f"index unit of {index} points at entry {e.index} pos {e.pos}")
         return e
 
+    def select_data(self, pos: int, size: int | None = None) -> memoryview | None:
+        """A view of ``size`` bytes of the data files at absolute position ``pos`` (default:
+        up to the end of what is written in that file), e.g. a message body at entry.pos + 48.
+        None when nothing is written there."""
+        mf = self.data.find_mapped_file_by_offset(pos)
+        if mf is None:
+            return None
+        return mf.select(pos - mf.file_from_offset, size)
+
     def append(
         self, index: int, term: int, body: bytes, pos: int | None = None, hook: AppendHook | None = None
     ) -> DLedgerEntry:

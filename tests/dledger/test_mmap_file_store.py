@@ -38,6 +38,7 @@ def test_entry_bytes_on_disk_follow_dledger_layout(tmp_path):
     idx = (tmp_path / "index" / "00000000000000000000").read_bytes()
     assert struct.unpack_from(">iqiqq", idx, 32) == (1, 53, 54, 1, 3)
     assert st.get(0) == e0 and st.get(1).body == b"world!" and st.get(2) is None
+    assert bytes(st.select_data(e1.pos + 48, 6)) == b"world!" and st.select_data(10 * DATA) is None
     st.close()
 
 
