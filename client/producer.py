@@ -20,6 +20,7 @@ from typing import Any
 from client.client_config import ClientConfig
 from client.exceptions import MQBrokerError, MQClientError, RequestTimeoutError
 from client.message import Message, MessageBatch, MessageQueue, SendResult, SendStatus
+from client.message_accumulator import MessageAccumulator
 from client.message_id import MessageClientIDSetter
 from client.mq_client_api import request
 from client.mq_client_instance import MQClientInstance
@@ -93,6 +94,7 @@ class Producer:
         default_topic_queue_nums: int = 4,
         send_latency_fault_enable: bool = False,
         instance: MQClientInstance | None = None,
+        batch_sends_under_load: bool = True,
     ):
         err = validate_group(group)
         if err:
@@ -116,6 +118,7 @@ class Producer:
         self._shared_instance = instance
         self._ids: MessageClientIDSetter | None = None
         self._pending: set[asyncio.Task] = set()
+        self.accumulator = MessageAccumulator(self) if batch_sends_under_load else None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -136,6 +139,8 @@ class Producer:
             return
         if self._pending:
             await asyncio.wait(list(self._pending), timeout=self.send_msg_timeout * 3)
+        if self.accumulator is not None:
+            await self.accumulator.close()
         inst, self.instance = self.instance, None
         if self._shared_instance is None:
             await inst.shutdown()
@@ -329,7 +334,10 @@ class Producer:
             if remaining <= 0:
                 break
             try:
-                result = await self._send_kernel(msg, mq, mode, remaining)
+                if self.accumulator is not None and mode != "ONEWAY" and self._batchable(msg):
+                    result = await self.accumulator.send(msg, mq, remaining)
+                else:
+                    result = await self._send_kernel(msg, mq, mode, remaining)
                 self.fault_strategy.update_fault_item(mq.brokerName, int((time.monotonic() - begin) * 1000), False)
                 if mode == "ONEWAY":
                     return None
@@ -357,6 +365,19 @@ class Producer:
             raise last_exc
         raise MQClientError(f"Send [{times_total}] times, still failed, cost [{int((time.monotonic() - start) * 1000)}]"
                             f"ms, Topic: {msg.topic}: {last_exc}") from last_exc
+
+    def _batchable(self, msg) -> bool:
+        """Plain messages may share a batch request; delayed, transactional, retry and compressible ones may not."""
+        if not isinstance(msg, Message):
+            return False
+        p = msg.properties
+        if MessageConst.DELAY in p or MessageConst.TRANSACTION_PREPARED in p:
+            return False
+        if msg.topic.startswith(RETRY_GROUP_TOPIC_PREFIX) or len(msg.body) >= self.compress_msg_body_over_howmuch:
+            return False
+        if MessageConst.UNIQ_KEY not in p:
+            p[MessageConst.UNIQ_KEY] = self._ids.create_uniq_id()
+        return True
 
     def _encode(self, msg) -> tuple[bytes, int, dict[str, str], bool]:
         """(body, sysFlag, properties, is_batch) for the wire."""

@@ -237,3 +237,19 @@ async def test_many_concurrent_sends_share_connections(cluster, producer):
     assert all(r.send_status == SendStatus.SEND_OK for r in rs)
     assert len({r.msg_id for r in rs}) == 500
     assert len(producer.instance.remoting.connections) <= 3  # one per broker (+ NameServer)
+
+
+async def test_concurrent_sends_are_batched_and_keep_per_message_fields(cluster, producer):
+    topic = unique("TopicAccum")
+    await create_topic(cluster.namesrv_addr, topic, cluster.brokers)
+    msgs = [Message(topic, f"acc-{i}".encode(), tags=f"t{i % 3}", keys=f"ak{i}") for i in range(300)]
+    rs = await asyncio.gather(*[producer.send(m) for m in msgs])
+    assert producer.accumulator.batches_sent > 0 and producer.accumulator.messages_batched > 1
+    assert len({r.msg_id for r in rs}) == 300 and len({r.offset_msg_id for r in rs}) == 300
+    assert len({(r.message_queue, r.queue_offset) for r in rs}) == 300
+    async with MQAdmin(cluster.namesrv_addr) as admin:
+        for i in (0, 77, 299):
+            m = await admin.view_message(rs[i].offset_msg_id)
+            assert m.body == f"acc-{i}".encode() and m.tags == f"t{i % 3}" and m.keys == f"ak{i}"
+            assert m.properties["UNIQ_KEY"] == rs[i].msg_id
+            assert (m.queue_id, m.queue_offset) == (rs[i].message_queue.queueId, rs[i].queue_offset)
