@@ -17,7 +17,7 @@ from client.pull_api_wrapper import PullSysFlag, decompress_body
 from client.topic_publish_info import route_to_subscribe_info, sort_key
 from common.message import MessageConst, MessageExt, decode_messages, decode_offset_msg_id
 from common.mixall import get_retry_topic
-from remoting import RemotingClient, RequestCode, ResponseCode
+from remoting import RemotingClient, RequestCode, ResponseCode, fastjson
 from remoting.body.admin import GroupList, TopicOffset, TopicStatsTable
 from remoting.body.cluster import ClusterInfo
 from remoting.body.consumer import (
@@ -46,6 +46,10 @@ from remoting.header.broker import (
     QueryTopicConsumeByWhoRequestHeader,
     ResetOffsetRequestHeader,
     ViewMessageRequestHeader,
+)
+from remoting.header.client_extra import (
+    ConsumeMessageDirectlyResultRequestHeader,
+    GetConsumerRunningInfoRequestHeader,
 )
 from remoting.header.namesrv import DeleteTopicFromNamesrvRequestHeader, PutKVConfigRequestHeader
 
@@ -210,6 +214,37 @@ class MQAdmin:
                 resp = await self._call(a, RequestCode.GET_CONSUMER_CONNECTION_LIST,
                                         GetConsumerConnectionListRequestHeader(consumerGroup=group))
                 return ConsumerConnection.from_json(resp.body)
+            except MQBrokerError as e:
+                last = e
+        raise last or MQClientError(f"no broker for group {group}")
+
+    async def consumer_running_info(self, group: str, client_id: str, jstack: bool = False) -> dict:
+        """GET_CONSUMER_RUNNING_INFO relayed by a broker the consumer is connected to."""
+        h = GetConsumerRunningInfoRequestHeader(consumerGroup=group, clientId=client_id, jstackEnable=jstack)
+        resp = await self._relay(group, RequestCode.GET_CONSUMER_RUNNING_INFO, h, None)
+        return fastjson.loads(resp.body) if resp.body else {}
+
+    async def consume_message_directly(self, group: str, client_id: str, offset_msg_id: str) -> dict:
+        """CONSUME_MESSAGE_DIRECTLY: have one consumer run its listener on one stored message."""
+        try:
+            (host, port), offset = decode_offset_msg_id(offset_msg_id)
+        except ValueError as e:
+            raise MQClientError(f"bad offset message id {offset_msg_id!r}: {e}") from e
+        addr = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        raw = await self._call(addr, RequestCode.VIEW_MESSAGE_BY_ID, ViewMessageRequestHeader(offset=offset))
+        h = ConsumeMessageDirectlyResultRequestHeader(consumerGroup=group, clientId=client_id, msgId=offset_msg_id)
+        resp = await self._relay(group, RequestCode.CONSUME_MESSAGE_DIRECTLY, h, raw.body, prefer=addr)
+        return fastjson.loads(resp.body) if resp.body else {}
+
+    async def _relay(self, group: str, code: int, h, body: bytes | None, prefer: str | None = None):
+        addrs = await self._group_broker_addrs(group)
+        if prefer in addrs:
+            addrs.remove(prefer)
+            addrs.insert(0, prefer)
+        last: Exception | None = None
+        for addr in addrs:
+            try:
+                return await self._call(addr, code, h, body)
             except MQBrokerError as e:
                 last = e
         raise last or MQClientError(f"no broker for group {group}")

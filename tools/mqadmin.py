@@ -429,10 +429,17 @@ def _setup_query_by_id(p):
 
 @command("queryMsgById", "Query Message by Id", _setup_query_by_id)
 async def query_msg_by_id(admin: MQAdmin, args) -> None:
+    if (args.consumerGroup is None) != (args.clientId is None):
+        raise UsageError("-g consumerGroup and -d clientId go together")
     for mid in [s.strip() for s in args.msgId.split(",") if s.strip()]:
         try:
             m = await admin.view_message(mid)
             print_msg(m, m.properties.get(MessageConst.UNIQ_KEY) or mid)
+            if args.consumerGroup:
+                r = await admin.consume_message_directly(_group(args.consumerGroup), args.clientId, mid)
+                print(f"ConsumeMessageDirectlyResult [order={str(r.get('order', False)).lower()}, "
+                      f"autoCommit={str(r.get('autoCommit', True)).lower()}, consumeResult={r.get('consumeResult')}, "
+                      f"remark={r.get('remark')}, spentTimeMills={r.get('spentTimeMills')}]")
             continue
         except (MQClientError, MQBrokerError, RemotingError, ValueError):
             if not args.topic:

@@ -16,6 +16,7 @@ from client import (
     Message,
     MessageModel,
     MQAdmin,
+    MQBrokerError,
     Producer,
     PushConsumer,
     select_message_queue_by_hash,
@@ -305,3 +306,25 @@ def test_offset_dir_never_escapes(tmp_path):
         LocalFileOffsetStore("127.0.0.1@1", "../x", str(tmp_path))
     s = LocalFileOffsetStore("127.0.0.1@1", "G", str(tmp_path))
     assert os.path.dirname(s.path).startswith(str(tmp_path))
+
+
+async def test_running_info_consume_directly_and_unregister(cluster):
+    topic = unique("PushDirect")
+    group = unique("CGD")
+    await create_topic(cluster.namesrv_addr, topic, cluster.brokers)
+    async with Producer(unique("PG"), cluster.namesrv_addr) as p:
+        r = await p.send(Message(topic, b"direct me"))
+    col = Collector()
+    c = consumer(group, cluster.namesrv_addr, col, topic)
+    async with MQAdmin(cluster.namesrv_addr) as admin:
+        async with c:
+            await wait_for(lambda: col.msgs, 20)
+            info = await admin.consumer_running_info(group, c.client_id)
+            assert {s["topic"] for s in info["subscriptionSet"]} == {topic, f"%RETRY%{group}"}
+            assert info["properties"]["messageModel"] == "CLUSTERING"
+            result = await admin.consume_message_directly(group, c.client_id, r.offset_msg_id)
+            assert result["consumeResult"] == "CR_SUCCESS"
+            assert [m.body for m in col.msgs].count(b"direct me") == 2
+        # shutdown unregistered the client from every broker: the group has no connection left
+        with pytest.raises(MQBrokerError):
+            await admin.consumer_connection(group)
