@@ -168,3 +168,19 @@ def consumers(tmp_path):
     yield start
     for c in started:
         c.kill()
+
+
+@pytest.fixture
+def capture(cluster):
+    """Frame proxies in front of the Broker and the NameServer (route answers point at the broker proxy).
+
+    Returns ``(namesrv_addr_for_the_client, broker_proxy)``; ``broker_proxy.frames`` holds the traffic.
+    """
+    from tests.interop.frame_proxy import FrameProxy
+
+    c = cluster["cluster"]
+    bp = FrameProxy(c.broker).start()
+    np_ = FrameProxy(c.namesrv, rewrite={c.broker: bp.addr}).start()
+    yield np_.addr, bp
+    np_.stop()
+    bp.stop()
