@@ -114,14 +114,12 @@ _HEADERS = {
     for bv6 in (False, True)
     for sv6 in (False, True)
 }
-_HEAD = struct.Struct(_HEAD_FMT)
 _HDR44 = _HEADERS[(False, False)]
 _BLANK = struct.Struct(">ii")
 _I16 = struct.Struct(">h")
 _BATCH_HEAD = struct.Struct(">iiiii")  # client batch entry: totalSize magic bodyCRC flag bodyLen
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
-_TAIL = struct.Struct(">iqi")  # RECONSUMETIMES PREPAREDOFFSET BODYLENGTH
 _MIN_RECORD = 91
 
 
