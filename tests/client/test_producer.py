@@ -243,7 +243,7 @@ async def test_concurrent_sends_are_batched_and_keep_per_message_fields(cluster,
     topic = unique("TopicAccum")
     await create_topic(cluster.namesrv_addr, topic, cluster.brokers)
     msgs = [Message(topic, f"acc-{i}".encode(), tags=f"t{i % 3}", keys=f"ak{i}") for i in range(300)]
-    rs = await asyncio.gather(*[producer.send(m) for m in msgs])
+    rs = await asyncio.gather(*[producer.send(m, timeout=15) for m in msgs])
     assert producer.accumulator.batches_sent > 0 and producer.accumulator.messages_batched > 1
     assert len({r.msg_id for r in rs}) == 300 and len({r.offset_msg_id for r in rs}) == 300
     assert len({(r.message_queue, r.queue_offset) for r in rs}) == 300

@@ -328,3 +328,20 @@ async def test_running_info_consume_directly_and_unregister(cluster):
         # shutdown unregistered the client from every broker: the group has no connection left
         with pytest.raises(MQBrokerError):
             await admin.consumer_connection(group)
+
+
+async def test_delay_level_message_arrives_later(cluster):
+    topic = unique("PushDelay")
+    await create_topic(cluster.namesrv_addr, topic, cluster.brokers)
+    col = Collector()
+    async with consumer(unique("CGDelay"), cluster.namesrv_addr, col, topic) as c:
+        await wait_for(lambda: len([q for q in c.rebalance.process_queue_table if q.topic == topic]) == 8, 20)
+        async with Producer(unique("PG"), cluster.namesrv_addr) as p:
+            r = await p.send(Message(topic, b"later", delay_time_level=1))  # level 1 = 1 s
+            now = await p.send(Message(topic, b"now"))
+        await wait_for(lambda: {now.msg_id, r.msg_id} <= set(col.ids), 20, "both delivered")
+    by_id = {msg_id_of(m): m for m in col.msgs}
+    delayed = by_id[r.msg_id]
+    assert delayed.topic == topic and delayed.body == b"later"
+    assert delayed.store_timestamp - delayed.born_timestamp >= 900
+    assert col.msgs.index(by_id[now.msg_id]) < col.msgs.index(delayed)
