@@ -7,9 +7,6 @@ code and remark, or :class:`MQClientError` for client-side problems.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterable
-
 from client.client_config import ClientConfig
 from client.exceptions import MQBrokerError, MQClientError
 from client.mq_client_api import MQClientAPI, check, request
@@ -24,7 +21,6 @@ from remoting.body.consumer import (
     ConsumerConnection,
     ConsumeStats,
     MessageQueue,
-    OffsetWrapper,
     ProducerConnection,
     ResetOffsetBody,
 )
@@ -369,11 +365,3 @@ class MQAdmin:
             out[mq] = new
         return out
 
-
-def offsets_diff(table: Iterable[tuple[MessageQueue, OffsetWrapper]]) -> int:
-    """Total lag (broker offset minus consumer offset) of a consume-stats table."""
-    return sum(max(ow.brokerOffset - ow.consumerOffset, 0) for _mq, ow in table)
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)

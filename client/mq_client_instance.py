@@ -12,15 +12,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import time
 from typing import Any, Protocol
 
 from client.client_config import ClientConfig
 from client.exceptions import MQClientError
-from client.mq_client_api import MQClientAPI, request
+from client.mq_client_api import MQClientAPI
 from client.topic_publish_info import route_to_subscribe_info
 from common.message import MessageConst, decode_message
-from common.mixall import CLIENT_INNER_PRODUCER_GROUP, DEFAULT_TOPIC
+from common.mixall import CLIENT_INNER_PRODUCER_GROUP
 from remoting import RemotingClient, RemotingCommand, RemotingError, RequestCode, ResponseCode, fastjson
 from remoting.body.consumer import ResetOffsetBody
 from remoting.body.heartbeat import ConsumerData, HeartbeatData, ProducerData
@@ -58,6 +57,8 @@ class ConsumerInner(Protocol):
     group: str
 
     def subscribe_topics(self) -> list[str]: ...
+
+    def has_subscribe_info(self, topic: str) -> bool: ...
 
     def update_topic_subscribe_info(self, topic: str, mqs: set) -> None: ...
 
@@ -204,7 +205,9 @@ class MQClientInstance:
             old = self.topic_routes.get(topic)
             changed = old is None or old.to_obj() != route.to_obj()
             if not changed:
-                changed = self._subscribe_info_missing(topic)
+                # a consumer that subscribed after the route was cached still needs its queues
+                changed = any(topic in c.subscribe_topics() and not c.has_subscribe_info(topic)
+                              for c in self.consumers.values())
             if changed:
                 new_broker = False
                 for bd in route.brokerDatas:
@@ -221,10 +224,6 @@ class MQClientInstance:
                     c.update_topic_subscribe_info(topic, subs)
                 self.topic_routes[topic] = route
             return True
-
-    def _subscribe_info_missing(self, topic: str) -> bool:
-        return any(topic in c.subscribe_topics() and not getattr(c, "has_subscribe_info", lambda t: True)(topic)
-                   for c in self.consumers.values())
 
     def find_broker_address_in_publish(self, broker_name: str) -> str | None:
         return self.broker_addrs.get(broker_name, {}).get(MASTER_ID)
@@ -374,9 +373,3 @@ class MQClientInstance:
         result = await c.consume_message_directly(msg, h.brokerName)
         return cmd.response_to(ResponseCode.SUCCESS, body=fastjson.dumps(result))
 
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-__all__ += ["request", "DEFAULT_TOPIC"]

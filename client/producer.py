@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 import zlib
 from collections.abc import Callable, Sequence
@@ -69,8 +70,7 @@ def select_message_queue_by_hash(mqs: list[MessageQueue], msg: Message, arg: Any
 
 
 def select_message_queue_by_random(mqs: list[MessageQueue], msg: Message, arg: Any) -> MessageQueue:
-    import random
-
+    """Java SelectMessageQueueByRandom."""
     return random.choice(mqs)
 
 
