@@ -171,16 +171,29 @@ def consumers(tmp_path):
 
 
 @pytest.fixture
-def capture(cluster):
-    """Frame proxies in front of the Broker and the NameServer (route answers point at the broker proxy).
+def capture_for():
+    """``capture_for(cluster)``: frame proxies in front of its Broker and NameServer.
 
-    Returns ``(namesrv_addr_for_the_client, broker_proxy)``; ``broker_proxy.frames`` holds the traffic.
+    The NameServer proxy rewrites route answers to point at the broker proxy, so a
+    client given the returned NameServer address sends all its broker traffic
+    through the broker proxy. Returns ``(namesrv_addr_for_the_client, broker_proxy)``.
     """
     from tests.interop.frame_proxy import FrameProxy
 
-    c = cluster["cluster"]
-    bp = FrameProxy(c.broker).start()
-    np_ = FrameProxy(c.namesrv, rewrite={c.broker: bp.addr}).start()
-    yield np_.addr, bp
-    np_.stop()
-    bp.stop()
+    started = []
+
+    def start(c: Cluster):
+        bp = FrameProxy(c.broker).start()
+        np_ = FrameProxy(c.namesrv, rewrite={c.broker: bp.addr}).start()
+        started.extend([np_, bp])
+        return np_.addr, bp
+
+    yield start
+    for p in started:
+        p.stop()
+
+
+@pytest.fixture
+def capture(cluster, capture_for):
+    """:func:`capture_for` applied to the default ``cluster``."""
+    return capture_for(cluster["cluster"])
