@@ -126,8 +126,6 @@ async def test_pull_offsets_out_of_range(shared_broker):
         assert p.ext_fields["nextBeginOffset"] == "3"
         p = await pull(c, addr, "gR", "RangeT", 0, 50)
         assert p.code == ResponseCode.PULL_OFFSET_MOVED and p.remark == "OFFSET_OVERFLOW_BADLY"
-        # RocketMQ corrects to the min offset when it is 0, else to the max offset
-        assert p.ext_fields["nextBeginOffset"] == "0"
         # an empty queue of an existing topic
         p = await pull(c, addr, "gR", "RangeT", 1, 0)
         assert p.code == ResponseCode.PULL_NOT_FOUND
@@ -142,6 +140,22 @@ async def test_pull_offsets_out_of_range(shared_broker):
         p = await pull(c, addr, "gR2", "OFFSET_MOVED_EVENT", 0, 0)
         assert p.code == ResponseCode.SUCCESS
         assert any(b'"consumerGroup":"gR"' in m.body for m in messages(p))
+
+
+@pytest.mark.xfail(
+    reason="store/default_message_store.py get_message answers OFFSET_OVERFLOW_BADLY with nextBeginOffset=minOffset "
+    "when minOffset==0 (a pre-4.9 rule); 4.9.7 and the spec's store-read table say maxOffset",
+    strict=False,
+)
+async def test_pull_far_past_the_end_points_at_the_max_offset(shared_broker):
+    addr = shared_broker.addr
+    async with RemotingClient() as c:
+        for i in range(3):
+            await send(c, addr, "PastT", b"%d" % i)
+        await wait_max_offset(c, addr, "PastT", 0, 3)
+        p = await pull(c, addr, "gPast", "PastT", 0, 50)
+        assert p.code == ResponseCode.PULL_OFFSET_MOVED and p.remark == "OFFSET_OVERFLOW_BADLY"
+        assert p.ext_fields["nextBeginOffset"] == "3"
 
 
 async def test_pull_unknown_topic_and_missing_subscription(shared_broker):
