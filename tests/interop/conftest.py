@@ -171,20 +171,23 @@ def consumers(tmp_path):
 
 
 @pytest.fixture
-def capture_for():
+def capture_for(tmp_path):
     """``capture_for(cluster)``: frame proxies in front of its Broker and NameServer.
 
     The NameServer proxy rewrites route answers to point at the broker proxy, so a
     client given the returned NameServer address sends all its broker traffic
-    through the broker proxy. Returns ``(namesrv_addr_for_the_client, broker_proxy)``.
+    through the broker proxy. Frames are also logged to tmp_path/*-frames-N.jsonl. Returns ``(namesrv_addr_for_the_client, broker_proxy)``.
     """
     from tests.interop.frame_proxy import FrameProxy
 
     started = []
 
     def start(c: Cluster):
-        bp = FrameProxy(c.broker).start()
-        np_ = FrameProxy(c.namesrv, rewrite={c.broker: bp.addr}).start()
+        n = len(started) // 2
+        bp = FrameProxy(c.broker, log_path=tmp_path / f"broker-frames-{n}.jsonl").start()
+        np_ = FrameProxy(
+            c.namesrv, rewrite={c.broker: bp.addr}, log_path=tmp_path / f"namesrv-frames-{n}.jsonl"
+        ).start()
         started.extend([np_, bp])
         return np_.addr, bp
 

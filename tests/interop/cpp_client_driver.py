@@ -9,7 +9,7 @@ document on stdout (its last line).
     cpp_client_driver.py consume NAMESRV TOPIC GROUP COUNT TIMEOUT [--expr E] [--fail-first] [--orderly]
                          [--broadcast] [--out FILE] [--stop-file FILE] [--max-reconsume N] [--props a,b]
     cpp_client_driver.py pull NAMESRV TOPIC GROUP [--expr E] [--max-num N]
-    cpp_client_driver.py transaction NAMESRV TOPIC PLAN [--wait-checks S]
+    cpp_client_driver.py transaction NAMESRV TOPIC PLAN [--wait-checks S] [--stop-file FILE]
 
 ``send`` takes a JSON spec (see :func:`send`), so one driver covers sync,
 async, oneway, orderly and batch sends with any keys, tags, properties, delay
@@ -438,6 +438,12 @@ def transaction(args) -> dict:
         )
         _KEEP_ALIVE.append(m)
     all_checked.wait(args.wait_checks)
+    # The answer to a check (END_TRANSACTION) leaves after the checker returns: keep the
+    # producer alive until the caller has seen its effect on the broker.
+    if args.stop_file:
+        deadline = time.monotonic() + args.wait_checks
+        while not os.path.exists(args.stop_file) and time.monotonic() < deadline:
+            all_checked.wait(0.05)
     # Shutting the transaction producer down is not needed: the process exits.
     with lock:
         return {
@@ -491,6 +497,7 @@ def main() -> int:
     t.add_argument("plan")
     t.add_argument("--group", default="interop-tx-producer")
     t.add_argument("--wait-checks", type=float, default=30.0)
+    t.add_argument("--stop-file")
     args = ap.parse_args()
     started = time.monotonic()
     handler = {"produce": produce, "send": send, "consume": consume, "pull": pull, "transaction": transaction}
