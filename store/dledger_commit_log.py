@@ -1,0 +1,547 @@
+"""DLedgerCommitLog: the CommitLog of a broker with ``enableDLegerCommitLog=true``.
+
+Spec message-and-store-format.md §12 and dledger.md §8.2, §9. Every CommitLog
+record is the body of one DLedger entry (a batch gives consecutive entries);
+the append hook writes ``entry pos + 48`` into the record's PHYSICALOFFSET, so
+that value is the message's commit-log offset everywhere (consume queue,
+msgId). The broker-visible end of the log is the DLedger *committed* position:
+reads past it return nothing and :class:`DLedgerReputMessageService` dispatches
+committed entries only (on every node, so followers build their own queues).
+
+A store that ran without DLedger keeps its old CommitLog files: offsets below
+``divided_commitlog_offset`` are read from them (the base :class:`CommitLog`
+machinery), the rest from the DLedger data files, whose first file starts at
+exactly that offset.
+
+Puts: :meth:`DLedgerCommitLog.put_message_async` returns once a quorum has the
+entry (or with the mapped failure status). The synchronous :meth:`put_message`
+(internal writers: delayed delivery, transactions, send-back) returns as soon as
+the leader appended the entry locally; replication then proceeds as for any
+entry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import struct
+
+from common.message import BLANK_MAGIC_CODE, MessageExtBatch, MessageExtBrokerInner
+from dledger.config import DLedgerConfig
+from dledger.entry import BODY_OFFSET
+from dledger.mmap_file_store import DLedgerMmapFileStore
+from dledger.protocol import DLedgerError, Role
+from dledger.protocol import DLedgerResponseCode as C
+from dledger.server import DLedgerServer
+from store.commit_log import CommitLog, TagsCodeCalculator
+from store.config import MessageStoreConfig
+from store.message_store import PutMessageResult, PutMessageStatus
+from store.reput_message_service import ReputMessageService
+
+__all__ = ["DLedgerCommitLog", "DLedgerReputMessageService", "put_status_for", "dledger_config_from_store"]
+
+log = logging.getLogger(__name__)
+
+_I64 = struct.Struct(">q")
+_II = struct.Struct(">ii")
+_PHYS_AT = 28  # PHYSICALOFFSET inside a CommitLog record
+_TEN_YEARS_H = 10 * 365 * 24
+
+_UNAVAILABLE = {C.INCONSISTENT_LEADER, C.NOT_LEADER, C.LEADER_NOT_READY, C.DISK_FULL}
+_BUSY = {C.WAIT_QUORUM_ACK_TIMEOUT, C.LEADER_PENDING_FULL}
+
+
+def put_status_for(code: int) -> PutMessageStatus:
+    """PutMessageStatus of a completed DLedger append (dledger.md §8.2)."""
+    if code == C.SUCCESS:
+        return PutMessageStatus.PUT_OK
+    if code in _UNAVAILABLE:
+        return PutMessageStatus.SERVICE_NOT_AVAILABLE
+    if code in _BUSY:
+        return PutMessageStatus.OS_PAGECACHE_BUSY
+    return PutMessageStatus.UNKNOWN_ERROR
+
+
+def dledger_config_from_store(sc: MessageStoreConfig, legacy_files: bool = False) -> DLedgerConfig:
+    """DLedgerConfig filled from the broker's store keys as RocketMQ fills it (dledger.md §1)."""
+    c = DLedgerConfig()
+    c.group = sc.dLegerGroup or c.group
+    c.selfId = sc.dLegerSelfId or c.selfId
+    c.peers = sc.dLegerPeers or c.peers
+    c.storeBaseDir = sc.storePathRootDir
+    c.dataStorePath = sc.storePathDLedgerCommitLog or ""
+    c.mappedFileSizeForEntryData = sc.mappedFileSizeCommitLog
+    c.preferredLeaderIds = sc.preferredLeaderId or ""
+    c.enableBatchPush = sc.enableBatchPush
+    c.deleteWhen = sc.deleteWhen
+    c.diskSpaceRatioToCheckExpired = sc.diskMaxUsedSpaceRatio / 100.0
+    if legacy_files:
+        # legacy CommitLog files still hold the older messages: DLedger must not delete its own first
+        c.fileReservedHours = _TEN_YEARS_H
+        c.enableDiskForceClean = False
+    else:
+        c.fileReservedHours = sc.fileReservedTime + 1
+        c.enableDiskForceClean = sc.cleanFileForciblyEnable
+    return c
+
+
+class _FileStore(DLedgerMmapFileStore):
+    """The DLedger file store whose files outlive the DLedger server: the store still reads
+    (dispatches) them after the server stopped, and closes them in its own shutdown."""
+
+    def close(self) -> None:  # called by DLedgerServer.stop()
+        self.flush()
+        self.persist_checkpoint()
+
+    def release(self) -> None:
+        super().close()
+
+
+class _Scratch:
+    """Stands in for a mapped file so the base encoder writes records into a buffer."""
+
+    __slots__ = ("mm", "wrote_position", "committed_position", "file_from_offset", "file_size", "store_timestamp")
+
+    def __init__(self, size: int) -> None:
+        self.mm = bytearray(size)
+        self.wrote_position = self.committed_position = 0
+        self.file_from_offset = 0
+        self.file_size = size
+        self.store_timestamp = 0
+
+
+def _patch_phys(pos: int, body: bytearray) -> None:
+    """DLedger append hook: the record's commit-log offset is where its entry body starts."""
+    if len(body) >= _PHYS_AT + 8:
+        _I64.pack_into(body, _PHYS_AT, pos + BODY_OFFSET)
+
+
+class DLedgerCommitLog(CommitLog):
+    """CommitLog over a DLedger group (same store-facing interface as :class:`CommitLog`).
+
+    ``server`` is the :class:`~dledger.server.DLedgerServer` (created in :meth:`load`,
+    started by :meth:`start`); ``role_listener(role, term, leader_id)`` may be set
+    before :meth:`start` to follow DLedger role changes (the broker's handler).
+    """
+
+    REPUT_SERVICE: type[ReputMessageService]  # set below the reput class
+
+    def __init__(self, config: MessageStoreConfig, tags_code: TagsCodeCalculator | None = None) -> None:
+        super().__init__(config, tags_code)
+        self.storage: _FileStore | None = None
+        self.server: DLedgerServer | None = None
+        self.dledger_config: DLedgerConfig | None = None
+        self.divided_commitlog_offset = 0
+        self.role_listener = None
+        self.reput_waker = None  # set by DLedgerReputMessageService
+        self._scratch: _Scratch | None = None
+        self._last_store_ts = 0
+        self._committed_cache = (-2, 0)
+        self._start_task: asyncio.Task | None = None
+
+    # -- life cycle -----------------------------------------------------------------
+
+    def load(self) -> bool:
+        if not self.mapped_file_queue.load():
+            return False
+        legacy = len(self.mapped_file_queue.mapped_files) > 0
+        self.dledger_config = cfg = dledger_config_from_store(self.config, legacy)
+        try:
+            self.storage = _FileStore(
+                cfg.default_path(),
+                data_file_size=cfg.mappedFileSizeForEntryData,
+                index_file_size=cfg.mappedFileSizeForEntryIndex,
+                data_path=cfg.dataStorePath or None,
+            )
+        except DLedgerError as e:
+            log.error("cannot load the DLedger store: %s", e)
+            return False
+        self.server = DLedgerServer(
+            cfg, storage=self.storage, on_role_change=self._on_role_change, on_committed=self._on_committed
+        )
+        return True
+
+    def start(self) -> None:
+        """Start the DLedger member (its own port from ``dLegerPeers``) on the running loop."""
+        if self._start_task is None:
+            self._start_task = asyncio.get_running_loop().create_task(self._start_server(), name="dledger-start")
+
+    async def _start_server(self) -> None:
+        try:
+            await self.server.start()
+        except Exception:
+            log.exception("DLedger server %s did not start", self.dledger_config.selfId)
+            raise
+
+    async def stop(self) -> None:
+        """Stop the DLedger member (network, timers); the files stay open until :meth:`shutdown`."""
+        if self._start_task is None:
+            return
+        with contextlib.suppress(Exception):
+            await self._start_task
+        if self.server.core is not None:
+            await self.server.stop()
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        if self.storage is not None:
+            self.storage.release()
+
+    def destroy(self) -> None:
+        super().destroy()
+        if self.storage is not None:
+            self.storage.data.destroy()
+            self.storage.index.destroy()
+
+    def _on_role_change(self, role: Role, term: int, leader_id: str | None):
+        log.info("DLedger %s: role %s term %d leader %s", self.dledger_config.selfId, role.value, term, leader_id)
+        if self.role_listener is not None:
+            return self.role_listener(role, term, leader_id)
+        return None
+
+    def _on_committed(self, _entries) -> None:
+        if self.reput_waker is not None:
+            self.reput_waker()
+
+    # -- DLedger state -----------------------------------------------------------------
+
+    @property
+    def is_leader(self) -> bool:
+        s = self.server
+        return s is not None and s.core is not None and s.is_leader
+
+    def ledger_end_index(self) -> int:
+        return self.storage.ledger_end_index
+
+    def committed_index(self) -> int:
+        return self.storage.committed_index
+
+    def _committed_end(self) -> int:
+        st = self.storage
+        if st is None:
+            return -1
+        ci = st.committed_index
+        if self._committed_cache[0] != ci:
+            e = st.get(ci) if ci >= 0 else None
+            self._committed_cache = (ci, e.pos + e.size if e is not None else -1)
+        return self._committed_cache[1]
+
+    # -- offsets -------------------------------------------------------------------------
+
+    def get_min_offset(self) -> int:
+        first = self.mapped_file_queue.get_first_mapped_file()
+        if first is not None:
+            return first.file_from_offset
+        d = self.storage.data.get_first_mapped_file() if self.storage is not None else None
+        return d.file_from_offset if d is not None else -1
+
+    def get_max_offset(self) -> int:
+        """The committed end: nothing beyond it is visible to the store."""
+        return max(self.divided_commitlog_offset, self._committed_end())
+
+    def max_written_offset(self) -> int:
+        """End of what this node has written (committed or not)."""
+        if self.storage is None or not self.storage.data.mapped_files:
+            return self.divided_commitlog_offset
+        return max(self.divided_commitlog_offset, self.storage.data.get_max_offset())
+
+    @property
+    def flushed_where(self) -> int:
+        return self.get_max_offset()  # DLedger flushes its own files every few ms
+
+    @property
+    def store_timestamp(self) -> int:
+        return self._last_store_ts or self.mapped_file_queue.store_timestamp
+
+    def flush_until(self, target: int) -> int:
+        return max(target, self.get_max_offset())
+
+    def flush(self, least_pages: int = 0) -> bool:
+        return True
+
+    # -- append -------------------------------------------------------------------------------
+
+    def _last_file_for(self, total: int):
+        self._scratch = _Scratch(total)
+        return self._scratch
+
+    def _encode(self, msg, batch: bool) -> tuple[PutMessageResult, list[bytearray]]:
+        """Serialize ``msg`` into records with the base encoder (queue offsets assigned)."""
+        self._scratch = None
+        result = super().put_messages(msg) if batch else super().put_message(msg)
+        scratch, self._scratch = self._scratch, None
+        if not result.is_ok() or scratch is None:
+            return result, []
+        buf = scratch.mm
+        records = []
+        p = 0
+        while p < len(buf):
+            size = _II.unpack_from(buf, p)[0]
+            records.append(buf[p : p + size])
+            p += size
+        self._last_store_ts = result.append_result.store_timestamp
+        return result, records
+
+    def _refuse(self, code: int, key: str, prev: int | None, appended: int, first_qoff: int) -> None:
+        """Undo the queue-offset reservation of the records that never became entries."""
+        if appended:
+            self.topic_queue_table[key] = first_qoff + appended
+        elif prev is None:
+            self.topic_queue_table.pop(key, None)
+        else:
+            self.topic_queue_table[key] = prev
+
+    def _finish(self, result: PutMessageResult, positions: list[int], store_host, msg) -> None:
+        ar = result.append_result
+        phys = [p + BODY_OFFSET for p in positions]
+        ar.wrote_offset = phys[0]
+        prefix = self._msg_id_prefix(store_host)
+        ar.msg_id = ",".join(f"{prefix}{o:016X}" for o in phys)
+        msg.commit_log_offset = phys[0]
+
+    def _begin(self, msg, batch: bool):
+        """Checks, encoding and queue-offset reservation shared by the puts: (refusal, state)."""
+        if self.server is None or self.server.core is None:
+            return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark="DLedger is not started"), None
+        if not self.server.is_leader:
+            # DLedger's handleAppend cannot start (pos -1): OS_PAGECACHE_BUSY, as RocketMQ answers
+            return PutMessageResult(PutMessageStatus.OS_PAGECACHE_BUSY,
+                                    remark=f"not the DLedger leader (leader is {self.server.leader_id})"), None
+        key = f"{msg.topic}-{msg.queue_id}"
+        prev = self.topic_queue_table.get(key)
+        result, records = self._encode(msg, batch)
+        if not result.is_ok():
+            return result, None
+        return None, (result, records, key, prev)
+
+    def _failed_start(self, e: DLedgerError, msg, state, positions: list[int]) -> PutMessageResult:
+        result, _records, key, prev = state
+        self._refuse(e.code, key, prev, len(positions), result.append_result.logics_offset)
+        if not positions:
+            return PutMessageResult(PutMessageStatus.OS_PAGECACHE_BUSY, remark=f"DLedger append: {e}")
+        # part of a batch went in before the leader refused the rest: report what is stored
+        result.append_result.msg_num = len(positions)
+        self._finish(result, positions, msg.store_host, msg)
+        return result
+
+    def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
+        """Append without waiting for the quorum (internal writers); PUT_OK once the leader has it."""
+        return self._put_nowait(msg, False)
+
+    def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
+        return self._put_nowait(batch, True)
+
+    def _put_nowait(self, msg, batch: bool) -> PutMessageResult:
+        refused, state = self._begin(msg, batch)
+        if refused is not None:
+            return refused
+        result, records = state[0], state[1]
+        positions: list[int] = []
+
+        def hook(pos: int, body: bytearray) -> None:
+            _patch_phys(pos, body)
+            positions.append(pos)
+
+        core = self.server.core
+        try:
+            for rec in records:
+                core.propose(rec, hook)
+        except DLedgerError as e:
+            return self._failed_start(e, msg, state, positions)
+        self._finish(result, positions, msg.store_host, msg)
+        return result
+
+    async def put_message_async(self, msg: MessageExtBrokerInner) -> PutMessageResult:
+        """Append and wait until a quorum has it (status mapped per dledger.md §8.2)."""
+        return await self._put_replicated(msg, False)
+
+    async def put_messages_async(self, batch: MessageExtBatch) -> PutMessageResult:
+        return await self._put_replicated(batch, True)
+
+    async def _put_replicated(self, msg, batch: bool) -> PutMessageResult:
+        refused, state = self._begin(msg, batch)
+        if refused is not None:
+            return refused
+        result, records = state[0], state[1]
+        positions: list[int] = []
+
+        def hook(pos: int, body: bytearray) -> None:
+            _patch_phys(pos, body)
+            positions.append(pos)
+
+        core = self.server.core
+        try:
+            for rec in records[:-1]:
+                core.propose(rec, hook)
+            # server.append proposes synchronously, then waits: the whole batch goes in this turn and
+            # the commit of its last entry commits all of them
+            await self.server.append(records[-1], hook)
+        except DLedgerError as e:
+            if len(positions) < len(records):
+                return self._failed_start(e, msg, state, positions)
+            self._finish(result, positions, msg.store_host, msg)
+            result.status = put_status_for(e.code)
+            result.remark = f"DLedger append: {e}"
+            return result
+        self._finish(result, positions, msg.store_host, msg)
+        return result
+
+    def append_data(self, start_offset: int, data) -> bool:
+        return False  # DLedger replicates by itself (no HA)
+
+    # -- read -----------------------------------------------------------------------------------
+
+    def get_message(self, offset: int, size: int) -> memoryview | None:
+        if offset + size > self.get_max_offset():
+            return None
+        if offset < self.divided_commitlog_offset:
+            return super().get_message(offset, size)
+        return self.storage.select_data(offset, size)
+
+    def get_data(self, offset: int, return_first_on_not_found: bool = False) -> memoryview | None:
+        """Readable bytes from ``offset`` to the end of its file, never past the committed end."""
+        end = self.get_max_offset()
+        if offset >= end:
+            return None
+        if offset < self.divided_commitlog_offset:
+            return super().get_data(offset, return_first_on_not_found)
+        mv = self.storage.select_data(offset)
+        if mv is not None and len(mv) > end - offset:
+            mv = mv[: end - offset]
+        return mv
+
+    # -- recovery ---------------------------------------------------------------------------------
+
+    def _divide(self) -> None:
+        """Fix ``divided_commitlog_offset`` (spec §12): legacy files end where DLedger's begin."""
+        legacy = self.mapped_file_queue.mapped_files
+        data = self.storage.data
+        if data.mapped_files:
+            self.divided_commitlog_offset = data.get_first_mapped_file().file_from_offset if legacy else 0
+            if legacy:
+                self.divided_commitlog_offset = max(self.divided_commitlog_offset,
+                                                    legacy[-1].file_from_offset + legacy[-1].file_size)
+            return
+        if not legacy:
+            self.divided_commitlog_offset = 0
+            return
+        last = legacy[-1]
+        wp = last.wrote_position
+        if wp + 8 <= last.file_size:
+            remaining = last.file_size - wp
+            if _II.unpack_from(last.mm, wp)[1] != BLANK_MAGIC_CODE:
+                _II.pack_into(last.mm, wp, remaining, BLANK_MAGIC_CODE)
+        last.wrote_position = last.committed_position = last.file_size
+        last.flush(0)
+        self.divided_commitlog_offset = last.file_from_offset + last.file_size
+        if data.get_last_mapped_file_or_create(self.divided_commitlog_offset) is None:
+            raise OSError("cannot create the first DLedger data file")
+        log.info("DLedger commit log starts at dividedCommitlogOffset %d", self.divided_commitlog_offset)
+
+    def _recover(self, max_phy_offset_of_cq: int, truncate_cq, destroy_cq) -> int:
+        if self.mapped_file_queue.mapped_files:
+            super().recover_normally(0, lambda _o: None, lambda: None)
+        self._divide()
+        end = self.max_written_offset()
+        if max_phy_offset_of_cq > end:
+            log.warning("consume queues point past the DLedger log end %d: truncating", end)
+            if end <= 0:
+                destroy_cq()
+            else:
+                truncate_cq(end)
+        return end
+
+    def recover_normally(self, max_phy_offset_of_cq: int, truncate_cq, destroy_cq) -> int:
+        """Legacy files recover as usual; DLedger recovered its own files when loaded."""
+        return self._recover(max_phy_offset_of_cq, truncate_cq, destroy_cq)
+
+    def recover_abnormally(self, max_phy_offset_of_cq: int, min_timestamp: int, dispatch, truncate_cq,
+                           destroy_cq, needs_dispatch=None) -> int:
+        """As :meth:`recover_normally`: the reput re-dispatches everything committed after the queues' end."""
+        return self._recover(max_phy_offset_of_cq, truncate_cq, destroy_cq)
+
+
+class DLedgerReputMessageService(ReputMessageService):
+    """Dispatches committed DLedger entries (and legacy records below the divided offset).
+
+    Each DLedger entry is a 48-byte header plus one CommitLog record; empty entries
+    (a new leader's no-op) are stepped over.
+    """
+
+    def __init__(self, commit_log: DLedgerCommitLog, dispatchers, **kw) -> None:
+        super().__init__(commit_log, dispatchers, **kw)
+        commit_log.reput_waker = self.wakeup
+
+    def do_reput(self) -> int:
+        cl: DLedgerCommitLog = self.commit_log
+        count = 0
+        listener = self.arriving_listener if self._notify_arriving() else None
+        check = cl.check_message_and_return_size
+        end = cl.get_max_offset()
+        while self.reput_from_offset < end:
+            offset = self.reput_from_offset
+            min_offset = cl.get_min_offset()
+            if offset < min_offset:
+                log.warning("reput offset %d below commit log min %d: jumping", offset, min_offset)
+                self.reput_from_offset = min_offset
+                continue
+            mv = cl.get_data(offset)
+            if mv is None:
+                if offset < cl.divided_commitlog_offset:
+                    self.reput_from_offset = min(cl.roll_next_file(offset), cl.divided_commitlog_offset)
+                    continue
+                break
+            legacy = offset < cl.divided_commitlog_offset
+            n = len(mv)
+            rel = 0
+            try:
+                while rel < n:
+                    if legacy:
+                        req = check(mv, rel, offset, False)
+                        step = req.msg_size
+                        if not req.success:
+                            log.error("reput: corrupt legacy record at %d, going to the next file", offset + rel)
+                            self.reput_from_offset = cl.roll_next_file(offset + rel)
+                            break
+                        if step == 0:  # BLANK: the rest of the file is filler
+                            self.reput_from_offset = cl.roll_next_file(offset + rel)
+                            break
+                    else:
+                        if rel + 8 > n:
+                            break
+                        magic, step = _II.unpack_from(mv, rel)
+                        if magic == -1:  # DLedger end-of-file blank
+                            self.reput_from_offset = cl.roll_next_file(offset + rel)
+                            break
+                        if step < BODY_OFFSET or rel + step > n:
+                            break
+                        if step == BODY_OFFSET:  # empty entry (no-op)
+                            rel += step
+                            self.reput_from_offset = offset + rel
+                            continue
+                        req = check(mv[rel + BODY_OFFSET : rel + step], 0, offset + rel + BODY_OFFSET, False)
+                        if not req.success or req.msg_size != step - BODY_OFFSET:
+                            log.error("reput: entry at %d does not hold one CommitLog record; skipped", offset + rel)
+                            rel += step
+                            self.reput_from_offset = offset + rel
+                            continue
+                    for d in self.dispatchers:
+                        d.dispatch(req)
+                    if self._on_dispatched is not None:
+                        self._on_dispatched(req)
+                    if listener is not None:
+                        listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,
+                                 req.store_timestamp, req.properties)
+                    count += 1
+                    rel += step
+                    self.reput_from_offset = offset + rel
+            finally:
+                mv.release()
+            if self.reput_from_offset == offset:
+                break  # nothing complete yet
+        self.dispatched_count += count
+        return count
+
+
+DLedgerCommitLog.REPUT_SERVICE = DLedgerReputMessageService
