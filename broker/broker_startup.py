@@ -428,11 +428,16 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     if not sc.enableDLegerCommitLog:  # DLedger replicates by itself
         b.ha_service = HAService(store, sc)
         store.replica_waiter = b.ha_service.wait_for_slave
+    else:  # master or slave as the DLedger role says
+        from broker.dledger_role_change_handler import DLedgerRoleChangeHandler
+
+        DLedgerRoleChangeHandler(b).install()
     if bc.enableCalcFilterBitMap:
         # must run before the consume-queue dispatcher, which stores the bitmap
         store.dispatchers.insert(0, CommitLogDispatcherCalcBitMap(True, filters))
 
-    must_wait = sc.flushDiskType is FlushDiskType.SYNC_FLUSH or sc.brokerRole is BrokerRole.SYNC_MASTER
+    must_wait = (sc.flushDiskType is FlushDiskType.SYNC_FLUSH or sc.brokerRole is BrokerRole.SYNC_MASTER
+                 or sc.enableDLegerCommitLog)  # a DLedger put completes once a quorum has it
     send = SendMessageProcessor(
         bc, store, topics, groups, stats, store_host,
         max_message_size=sc.maxMessageSize, must_wait=must_wait, is_slave=is_slave,

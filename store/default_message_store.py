@@ -86,13 +86,15 @@ class DefaultMessageStore:
         self.store_host = store_host
         self.tags_code = TagsCodeCalculator(config.delay_levels_ms())
         # a DLedger-backed log can be plugged in here; it must offer CommitLog's interface methods
+        if commit_log_factory is None and config.enableDLegerCommitLog:
+            from store.dledger_commit_log import DLedgerCommitLog as commit_log_factory  # noqa: N813
         self.commit_log = (commit_log_factory or CommitLog)(config, self.tags_code)
         self.consume_queues = ConsumeQueueStore(config.consume_queue_dir, config.mapped_file_size_consume_queue)
         self.checkpoint: StoreCheckpoint | None = None
         self.index_service = None
         self.arriving_listener = arriving_listener
         self.dispatchers: list = [CommitLogDispatcherBuildConsumeQueue(self.consume_queues.put_message_position_info)]
-        self.reput = ReputMessageService(
+        self.reput = getattr(self.commit_log, "REPUT_SERVICE", ReputMessageService)(
             self.commit_log,
             self.dispatchers,
             arriving_listener=arriving_listener,
@@ -218,7 +220,7 @@ class DefaultMessageStore:
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self.reput.run(), name="reput"))
         if self.config.enableDLegerCommitLog:
-            pass  # DLedger persists and replicates its own log: no CommitLog flush services
+            self.commit_log.start()  # DLedger persists and replicates its own log: no CommitLog flush services
         elif self.config.flushDiskType is FlushDiskType.SYNC_FLUSH:
             self.group_commit = GroupCommitService(self.commit_log, self.checkpoint)
             self._tasks.append(loop.create_task(self.group_commit.run(), name="group-commit"))
@@ -250,6 +252,8 @@ class DefaultMessageStore:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await t
         self._tasks.clear()
+        if self.config.enableDLegerCommitLog:
+            await self.commit_log.stop()
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self._shutdown_blocking)
 
@@ -397,10 +401,21 @@ class DefaultMessageStore:
 
     async def put_message_async(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Append, then (SYNC_FLUSH, WAIT not "false") wait for the group-commit fsync."""
+        if self.config.enableDLegerCommitLog:
+            return await self._put_replicated(msg, self.commit_log.put_message_async)
         return await self._wait_durable(msg, self.put_message(msg))
 
     async def put_messages_async(self, batch: MessageExtBatch) -> PutMessageResult:
+        if self.config.enableDLegerCommitLog:
+            return await self._put_replicated(batch, self.commit_log.put_messages_async)
         return await self._wait_durable(batch, self.put_messages(batch))
+
+    async def _put_replicated(self, msg, put) -> PutMessageResult:
+        """DLedger mode: the append itself completes once a quorum has the entry."""
+        result = self._check_put(msg) or await put(msg)
+        if result.is_ok():
+            self._after_put(result)
+        return result
 
     # -- get ------------------------------------------------------------------------------
 
