@@ -190,8 +190,20 @@ class EntryHandler:
         set_committed(self.ctx, min(req.commit_index, self.validated))
 
     def _match(self, e: DLedgerEntry) -> bool:
-        local = self.ctx.storage.get(e.index)
-        return local is not None and local.same_as(e)
+        storage = self.ctx.storage
+        local = storage.get(e.index)
+        if local is None:
+            # Cleaned here after it was committed: a committed entry equals the leader's.
+            return e.index < storage.ledger_begin_index and e.index <= self.ctx.ms.committed_index
+        return local.same_as(e)
+
+    def _raise_validated(self) -> None:
+        """Entries up to our committed index equal every legitimate leader's (Raft's leader
+        completeness), so they count as validated even right after a restart."""
+        ms = self.ctx.ms
+        floor = min(ms.committed_index, ms.ledger_end_index)
+        if floor > self.validated:
+            self.validated = floor
 
     def _put(self, e: DLedgerEntry) -> None:
         """Store the leader's entry at ``validated + 1``: keep, overwrite a conflict, or append."""
@@ -209,6 +221,7 @@ class EntryHandler:
 
     def handle_push(self, req: PushEntryRequest) -> None:
         ctx = self.ctx
+        self._raise_validated()
         bad = self._check_leader(req)
         if req.type is PushType.APPEND:
             entries = self._entries(req)
@@ -430,14 +443,24 @@ class EntryPusher:
             m = self._push(d, PushType.COMPARE, storage.get(d.compare_index))
             d.inflight = (m.rid, _Inflight.COMPARE, d.compare_index, ctx.now)
         elif d.type is PushType.APPEND:
+            if d.write_index < ms.ledger_begin_index:
+                # What this follower needs next was cleaned here: compare again, which ends
+                # in a TRUNCATE at our first entry (the follower restarts its log there).
+                self._to_compare(d)
+                self.pump(d)
+                return
             while d.write_index <= ms.ledger_end_index and len(d.pending) < MAX_PENDING_PUSHES:
                 last = self._batch_end(d.write_index)
                 self._push_append(d, d.write_index, last)
                 d.write_index = last + 1
 
     def _truncate(self, d: EntryDispatcher, index: int) -> None:
+        entry = self.ctx.storage.get(index)
+        if entry is None:  # cleaned meanwhile: start over
+            self._retry_compare(d)
+            return
         d.type = PushType.TRUNCATE
-        m = self._push(d, PushType.TRUNCATE, self.ctx.storage.get(index))
+        m = self._push(d, PushType.TRUNCATE, entry)
         d.inflight = (m.rid, _Inflight.TRUNCATE, index, self.ctx.now)
 
     def on_push_response(self, resp: PushEntryResponse) -> None:
@@ -493,6 +516,10 @@ class EntryPusher:
             d.compare_index = f_end
         else:
             d.compare_index = index - 1
+        if truncate_index == ms.ledger_begin_index and index < f_begin <= ms.ledger_end_index:
+            # The follower cleaned everything below f_begin after committing it, so its
+            # log matches ours there: cut at its first entry, not at ours (which it lacks).
+            truncate_index = max(f_begin, ms.ledger_begin_index)
         if truncate_index == -1 and d.compare_index < ms.ledger_begin_index:
             truncate_index = ms.ledger_begin_index
         if truncate_index != -1:
@@ -519,7 +546,9 @@ class EntryPusher:
                     del d.pending[first]
                     d.batch_last.pop(first, None)
                 sent = d.pending.get(wm + 1)
-                if sent is not None and now - sent >= self._push_timeout:
+                if wm + 1 < ms.ledger_begin_index:
+                    self._to_compare(d)
+                elif sent is not None and now - sent >= self._push_timeout:
                     # The push the follower needs next is overdue: send it again.
                     self._push_append(d, wm + 1, d.batch_last.get(wm + 1, wm + 1))
                 elif d.write_index > ms.ledger_end_index and now - d.last_push >= self._commit_idle:
