@@ -145,7 +145,7 @@ async def test_broadcasting_delivers_everything_to_each_consumer(cluster, tmp_pa
         path = tmp_path / f"o{i}" / cid / group / "offsets.json"
         # Java's offsets.json: fastjson with MessageQueue objects as keys
         table = ResetOffsetBody.from_json(path.read_text()).offsetTable
-        assert len(table) == 8 and sum(table.values()) == 50
+        assert sum(table.values()) == 50 and {mq.topic for mq in table} == {topic}
 
 
 async def test_offsets_committed_to_broker_and_resumed(cluster):
