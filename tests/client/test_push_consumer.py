@@ -21,7 +21,8 @@ from client import (
     PushConsumer,
     select_message_queue_by_hash,
 )
-from client.message import msg_id_of
+from client.message import MessageQueue, msg_id_of
+from remoting import ResponseCode
 from remoting.body.consumer import ResetOffsetBody
 from tests.client.conftest import create_topic, unique, wait_for
 
@@ -345,3 +346,33 @@ async def test_delay_level_message_arrives_later(cluster):
     assert delayed.topic == topic and delayed.body == b"later"
     assert delayed.store_timestamp - delayed.born_timestamp >= 900
     assert col.msgs.index(by_id[now.msg_id]) < col.msgs.index(delayed)
+
+
+async def test_local_retry_when_send_back_and_resend_both_fail(cluster):
+    """Java's last resort: when neither CONSUMER_SEND_MSG_BACK nor the resend to %RETRY% works, the
+    batch is consumed again locally (after 5 s) and its offset is not committed until then."""
+    topic = unique("PushLocalRetry")
+    await create_topic(cluster.namesrv_addr, topic, cluster.brokers[:1], queues=1)
+    [mid] = await send_n(cluster.namesrv_addr, topic, 1)
+    deliveries = []
+
+    async def listener(msgs, ctx):
+        deliveries.extend(msgs)
+        return (ConsumeConcurrentlyStatus.RECONSUME_LATER if len(deliveries) == 1
+                else ConsumeConcurrentlyStatus.CONSUME_SUCCESS)
+
+    c = consumer(unique("CGLR"), cluster.namesrv_addr, listener, topic)
+    async with c:
+        async def refuse(*a, **kw):  # fault injection: the broker path and the resend path are both down
+            raise MQBrokerError(ResponseCode.SYSTEM_ERROR, "injected")
+
+        c.instance.api.consumer_send_message_back = refuse
+        c._inner_producer.send = refuse
+        await wait_for(lambda: deliveries, 20, "first delivery")
+        mq = MessageQueue(topic, "brokera", 0)
+        await asyncio.sleep(1.0)
+        assert c.offset_store.table.get(mq, 0) == 0, "offset held back while the message awaits its local retry"
+        await wait_for(lambda: len(deliveries) >= 2, 10, "local redelivery")
+        await wait_for(lambda: c.offset_store.table.get(mq) == 1, 5, "offset advanced after success")
+    assert [msg_id_of(m) for m in deliveries[:2]] == [mid, mid]
+    assert deliveries[1].reconsume_times == 1 and deliveries[1].topic == topic
