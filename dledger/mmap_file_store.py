@@ -337,8 +337,7 @@ class DLedgerMmapFileStore:
         self._end, self._end_term = new_end, new_end_term
         if self._committed > new_end:
             self._committed = new_end
-        if self._end < self._begin:
-            self._begin = max(0, first_removed) if self._end < 0 else self._begin
+        # Cutting everything leaves begin where it was: the next append starts the log there.
 
     # ------------------------------------------------------------------ recovery
     def _entry_header(self, mf: MappedFile, rel: int):
