@@ -376,3 +376,30 @@ async def test_local_retry_when_send_back_and_resend_both_fail(cluster):
         await wait_for(lambda: c.offset_store.table.get(mq) == 1, 5, "offset advanced after success")
     assert [msg_id_of(m) for m in deliveries[:2]] == [mid, mid]
     assert deliveries[1].reconsume_times == 1 and deliveries[1].topic == topic
+
+
+async def test_flow_control_caps_cached_messages_per_queue(cluster):
+    topic = unique("PushFlow")
+    await create_topic(cluster.namesrv_addr, topic, cluster.brokers[:1], queues=1)
+    ids = await send_n(cluster.namesrv_addr, topic, 200)
+    release = asyncio.Event()
+    got = []
+
+    async def slow(msgs, ctx):
+        await release.wait()
+        got.extend(msgs)
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    c = consumer(unique("CGFlow"), cluster.namesrv_addr, slow, topic, pull_threshold_for_queue=20, pull_batch_size=8)
+    async with c:
+        mq = MessageQueue(topic, "brokera", 0)
+        await wait_for(lambda: mq in c.rebalance.process_queue_table
+                       and c.rebalance.process_queue_table[mq].msg_count > 0, 20)
+        pq = c.rebalance.process_queue_table[mq]
+        peak = 0
+        for _ in range(50):  # watch for half a second: pulling must stop near the threshold
+            peak = max(peak, pq.msg_count)
+            await asyncio.sleep(0.01)
+        assert 20 < peak <= 20 + 8 + 8, peak
+        release.set()
+        await wait_for(lambda: set(ids) <= {msg_id_of(m) for m in got}, 20, "everything after release")
