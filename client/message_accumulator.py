@@ -7,8 +7,10 @@ pending deque of its (topic, broker) and waits on a future; at most
 SEND_MESSAGE_V2, several as one SEND_BATCH_MESSAGE to the chosen queue. With
 little load nothing waits (the first message goes out at once); under load,
 messages pile up while requests are in flight and share the next request.
-A failed request fails every future of its batch; the producer's retry loop
-then tries each message again on another broker.
+A request that fails in transport fails every future of its batch (the
+producer's retry loop then tries each message again on another broker); a
+batch the broker refuses is re-sent message by message, so one bad message
+cannot fail its neighbours.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import asyncio
 import time
 from collections import deque
 
-from client.exceptions import RequestTimeoutError
+from client.exceptions import MQBrokerError, RequestTimeoutError
 from client.message import Message, MessageBatch, SendResult
 from remoting.body.consumer import MessageQueue
 
@@ -99,6 +101,14 @@ class MessageAccumulator:
                 self.batches_sent += 1
                 self.messages_batched += len(entries)
                 results = _split(r, len(entries))
+        except MQBrokerError as exc:
+            if len(entries) > 1:
+                # the broker refused the batch as a whole: send each alone so one bad message fails alone
+                await asyncio.gather(*(self._send([e]) for e in entries))
+                return
+            if not entries[0][2].done():
+                entries[0][2].set_exception(exc)
+            return
         except BaseException as exc:  # every waiter gets the failure; retries happen in the producer
             for e in entries:
                 if not e[2].done():

@@ -253,3 +253,15 @@ async def test_concurrent_sends_are_batched_and_keep_per_message_fields(cluster,
             assert m.body == f"acc-{i}".encode() and m.tags == f"t{i % 3}" and m.keys == f"ak{i}"
             assert m.properties["UNIQ_KEY"] == rs[i].msg_id
             assert (m.queue_id, m.queue_offset) == (rs[i].message_queue.queueId, rs[i].queue_offset)
+
+
+async def test_a_refused_message_does_not_fail_its_batch_neighbours(own_cluster):
+    c = own_cluster(brokers=1, maxMessageSize=2000)
+    topic = unique("TopicRefuse")
+    await create_topic(c.namesrv_addr, topic, c.brokers, queues=1)
+    async with Producer(unique("PGR"), c.namesrv_addr) as p:
+        await p.send(Message(topic, b"warm"))
+        msgs = [Message(topic, b"x" * (3000 if i == 5 else 10)) for i in range(20)]
+        outcomes = await asyncio.gather(*[p.send(m) for m in msgs], return_exceptions=True)
+    assert isinstance(outcomes[5], MQBrokerError) and outcomes[5].code == ResponseCode.MESSAGE_ILLEGAL
+    assert all(o.send_status == SendStatus.SEND_OK for i, o in enumerate(outcomes) if i != 5)
