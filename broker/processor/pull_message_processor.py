@@ -164,11 +164,7 @@ class PullMessageProcessor:
             try:
                 sub, filter_data = parse_pull_subscription(topic, group, h.subscription, h.expressionType, h.subVersion)
             except FilterParseError as e:
-                if not ExpressionType.is_tag_type(h.expressionType) and not bc.enablePropertyFilter:
-                    return req.response_to(
-                        ResponseCode.SYSTEM_ERROR,
-                        f"The broker does not support consumer to filter message by {h.expressionType}",
-                    )
+                # as 4.9.7: the expression is compiled whatever enablePropertyFilter says
                 return req.response_to(
                     ResponseCode.SUBSCRIPTION_PARSE_FAILED, f"parse the consumer's subscription failed: {e}"
                 )
@@ -185,7 +181,9 @@ class PullMessageProcessor:
                 return req.response_to(ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's subscription not exist")
             if sub.subVersion < h.subVersion:
                 return req.response_to(ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest")
-            if not ExpressionType.is_tag_type(sub.expressionType) and bc.enablePropertyFilter:
+            if not ExpressionType.is_tag_type(sub.expressionType):
+                # the heartbeat registered (and compiled) it in ConsumerFilterManager; a bad expression
+                # was not kept, so the consumer learns its expression is wrong
                 filter_data = self.filters.get(topic, group) if self.filters is not None else None
                 if filter_data is None:
                     return req.response_to(

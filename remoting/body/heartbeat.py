@@ -5,36 +5,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from common.filter import SUB_ALL
+from common.filter import SubscriptionData as _CommonSubscriptionData
 from remoting.body import BodyError, JsonBody, as_bool, as_dict, as_int, as_list, as_str
 
 __all__ = ["SubscriptionData", "ConsumerData", "ProducerData", "HeartbeatData", "SUB_ALL"]
 
-SUB_ALL = "*"
-
 
 @dataclass(slots=True)
-class SubscriptionData(JsonBody):
-    """One topic subscription: tag expression (or SQL92) plus the tag hash codes."""
+class SubscriptionData(_CommonSubscriptionData, JsonBody):
+    """The shared :class:`common.filter.SubscriptionData` with the remoting body protocol.
 
-    topic: str
-    subString: str = SUB_ALL
-    expressionType: str = "TAG"
-    tagsSet: list[str] = field(default_factory=list)
-    codeSet: list[int] = field(default_factory=list)
-    subVersion: int = 0
-    classFilterMode: bool = False
-    filterClassSource: str | None = None  # transient in Java: never written
+    No fields of its own: the bean (fields, JSON shape) lives in common.filter, which the
+    broker's filter engine and the client also use; this adds ``to_obj``/``from_obj`` with
+    :class:`BodyError` on bad input, and the bytes ``to_json``/``from_json`` of :class:`JsonBody`.
+    """
+
+    # JsonBody's bytes codec, not common's str one: every remoting body encodes to bytes.
+    to_json = JsonBody.to_json
+    from_json = JsonBody.__dict__["from_json"]
 
     def to_obj(self) -> dict:
-        return {
-            "classFilterMode": self.classFilterMode,
-            "codeSet": list(self.codeSet),
-            "expressionType": self.expressionType,
-            "subString": self.subString,
-            "subVersion": self.subVersion,
-            "tagsSet": list(self.tagsSet),
-            "topic": self.topic,
-        }
+        return self.to_dict()
 
     @classmethod
     def from_obj(cls, obj: Any) -> SubscriptionData:
@@ -46,13 +38,13 @@ class SubscriptionData(JsonBody):
             topic=topic,
             subString=as_str(obj.get("subString"), SUB_ALL) or "",
             expressionType=as_str(obj.get("expressionType"), "TAG") or "TAG",
-            tagsSet=[as_str(t, "") for t in as_list(obj.get("tagsSet"), "tagsSet")],
-            codeSet=[as_int(c, 0, "codeSet") for c in as_list(obj.get("codeSet"), "codeSet")],
+            tagsSet=_dedup(as_str(t, "") for t in as_list(obj.get("tagsSet"), "tagsSet")),
+            codeSet=_dedup(as_int(c, 0, "codeSet") for c in as_list(obj.get("codeSet"), "codeSet")),
             subVersion=as_int(obj.get("subVersion"), 0, "subVersion"),
             classFilterMode=as_bool(obj.get("classFilterMode"), False),
         )
 
-    def same_as(self, other: SubscriptionData) -> bool:
+    def same_as(self, other: _CommonSubscriptionData) -> bool:
         """Equality as Java's SubscriptionData.equals (subVersion excluded)."""
         return (
             self.topic == other.topic
@@ -62,6 +54,15 @@ class SubscriptionData(JsonBody):
             and set(self.codeSet) == set(other.codeSet)
             and self.classFilterMode == other.classFilterMode
         )
+
+
+def _dedup(items) -> list:
+    # tagsSet / codeSet are Java sets: keep the first of duplicates, in order
+    out: list = []
+    for it in items:
+        if it not in out:
+            out.append(it)
+    return out
 
 
 @dataclass(slots=True)

@@ -112,7 +112,7 @@ def test_client_channels_expire_after_silence():
     notified = []
     cm = ConsumerManager(lambda g, chans: notified.append((g, len(chans))))
     a, b = _Chan("a:1"), _Chan("b:1")
-    sub = [SubscriptionData(topic="T")]
+    sub = [SubscriptionData(topic="T", subVersion=1)]
     cm.register_consumer("g", ClientChannelInfo(a, "ca"), "CONSUME_PASSIVELY", "CLUSTERING", "X", sub, True)
     cm.register_consumer("g", ClientChannelInfo(b, "cb"), "CONSUME_PASSIVELY", "CLUSTERING", "X", sub, True)
     assert notified == [("g", 1), ("g", 2)]
