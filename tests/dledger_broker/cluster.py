@@ -15,6 +15,7 @@ from remoting.body.cluster import ClusterInfo
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
+from remoting.errors import RemotingError
 from remoting.header.broker import (
     GetMaxOffsetRequestHeader,
     PullMessageRequestHeader,
@@ -119,7 +120,7 @@ class DLedgerCluster:
         async def master():
             try:
                 m = (await self.broker_addrs(c)).get(0)
-            except (OSError, TimeoutError, ConnectionError):
+            except (OSError, RemotingError):
                 return None
             return m if m and m != not_addr else None
 
