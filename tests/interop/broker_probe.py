@@ -21,14 +21,19 @@ from remoting.header.broker import (
 from remoting.header.namesrv import GetRouteInfoRequestHeader
 
 
-async def _invoke(addr: str, code: int, header, timeout: float = 3.0) -> RemotingCommand:
+async def _invoke(addr: str, code: int, header, timeout: float, language: int | None) -> RemotingCommand:
+    req = RemotingCommand.request(code, header)
+    if language is not None:
+        req.language = language
     async with RemotingClient(name="interop-probe") as client:
-        return await client.invoke(addr, RemotingCommand.request(code, header), timeout)
+        return await client.invoke(addr, req, timeout)
 
 
-def invoke(addr: str, code: int, header, timeout: float = 3.0) -> RemotingCommand:
-    """One request/response round trip to ``addr``."""
-    return asyncio.run(_invoke(addr, code, header, timeout))
+def invoke(
+    addr: str, code: int, header, timeout: float = 3.0, language: int | None = None
+) -> RemotingCommand:
+    """One request/response round trip to ``addr`` (``language``: the request's LanguageCode, default JAVA)."""
+    return asyncio.run(_invoke(addr, code, header, timeout, language))
 
 
 def _offset(resp: RemotingCommand) -> int:
