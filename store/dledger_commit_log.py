@@ -139,6 +139,8 @@ class DLedgerCommitLog(CommitLog):
         self._last_store_ts = 0
         self._committed_cache = (-2, 0)
         self._start_task: asyncio.Task | None = None
+        self._watch_task: asyncio.Task | None = None
+        self.fast_leader_loss = True  # see _watch_leader
 
     # -- life cycle -----------------------------------------------------------------
 
@@ -165,7 +167,10 @@ class DLedgerCommitLog(CommitLog):
     def start(self) -> None:
         """Start the DLedger member (its own port from ``dLegerPeers``) on the running loop."""
         if self._start_task is None:
-            self._start_task = asyncio.get_running_loop().create_task(self._start_server(), name="dledger-start")
+            loop = asyncio.get_running_loop()
+            self._start_task = loop.create_task(self._start_server(), name="dledger-start")
+            if self.fast_leader_loss and len(self.dledger_config.peer_map()) > 1:
+                self._watch_task = loop.create_task(self._watch_leader(), name="dledger-leader-watch")
 
     async def _start_server(self) -> None:
         try:
@@ -178,6 +183,10 @@ class DLedgerCommitLog(CommitLog):
         """Stop the DLedger member (network, timers); the files stay open until :meth:`shutdown`."""
         if self._start_task is None:
             return
+        if self._watch_task is not None:
+            self._watch_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._watch_task
         with contextlib.suppress(Exception):
             await self._start_task
         if self.server.core is not None:
@@ -193,6 +202,61 @@ class DLedgerCommitLog(CommitLog):
         if self.storage is not None:
             self.storage.data.destroy()
             self.storage.index.destroy()
+
+    def _following(self) -> tuple[int, str] | None:
+        s = self.server
+        core = s.core if s is not None else None
+        if core is None or core.role is not Role.FOLLOWER or not core.leader_id or core.leader_id == core.self_id:
+            return None
+        return core.term, core.leader_id
+
+    async def _watch_leader(self) -> None:
+        """Follower: notice at once when the leader's process is gone.
+
+        DLedger's follower waits ``maxHeartBeatLeak`` heartbeats (6 s by default) before it
+        stands for election. A follower here also holds an idle TCP connection to the
+        leader's DLedger port: when it closes and a new connection is refused, the leader's
+        process has died (a paused or partitioned leader keeps the connection and is left to
+        the heartbeat rule), so the member turns candidate now. Raft's safety never depends
+        on when a member turns candidate; only the failover time does.
+        """
+        peers = self.dledger_config.peer_map()
+        while True:
+            following = self._following()
+            if following is None:
+                await asyncio.sleep(0.05)
+                continue
+            host, _, port = peers[following[1]].rpartition(":")
+            writer = None
+            try:
+                reader, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), 1.0)
+                while self._following() == following:
+                    try:
+                        if await asyncio.wait_for(reader.read(1024), 0.1) == b"":
+                            break  # closed by the leader's side
+                    except TimeoutError:
+                        continue
+            except (OSError, TimeoutError):
+                pass
+            finally:
+                if writer is not None:
+                    writer.close()
+            if self._following() != following:
+                continue
+            try:
+                _r, probe = await asyncio.wait_for(asyncio.open_connection(host, int(port)), 1.0)
+                probe.close()
+                await asyncio.sleep(0.05)  # the leader answers connections: keep following it
+                continue
+            except ConnectionRefusedError:
+                pass
+            except (OSError, TimeoutError):
+                await asyncio.sleep(0.05)
+                continue
+            if self._following() == following:
+                log.info("DLedger %s: leader %s is gone (port closed): standing for election",
+                         self.dledger_config.selfId, following[1])
+                self.server.core.elector.change_role_to_candidate(following[0])
 
     def _on_role_change(self, role: Role, term: int, leader_id: str | None):
         log.info("DLedger %s: role %s term %d leader %s", self.dledger_config.selfId, role.value, term, leader_id)
