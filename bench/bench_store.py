@@ -65,17 +65,23 @@ def bench_single(base: str, size: int, count: int, seconds: float, index: bool =
     msgs = [msg(body, i) for i in range(min(count, 20000))]
     n = 0
     nbytes = 0
+    t_put = 0.0
     t0 = time.perf_counter()
     deadline = t0 + seconds
     while n < count and time.perf_counter() < deadline:
+        tp = time.perf_counter()
         for m in msgs:
             m.body_crc = -1
             r = s.put_message(m)
             nbytes += r.append_result.wrote_bytes
+        t_put += time.perf_counter() - tp
         n += len(msgs)
         s.dispatch_pending()
     secs = time.perf_counter() - t0
-    report(f"single {size} B put+dispatch{'' if index else ' (no index)'} ASYNC", n, nbytes, secs)
+    label = f"single {size} B{'' if index else ' (no index)'}"
+    report(f"{label} put+dispatch ASYNC", n, nbytes, secs)
+    report("  of which put_message alone", n, nbytes, t_put)
+    report(f"  of which dispatch (CQ{' + index' if index else ''}) alone", n, nbytes, secs - t_put)
     t0 = time.perf_counter()
     got = 0
     for q in range(8):
