@@ -131,9 +131,10 @@ class DLedgerCluster:
 
 
 async def send(c: RemotingClient, addr: str, body: bytes, *, topic: str = TOPIC, queue_id: int = 0,
-               timeout: float = 5.0) -> RemotingCommand:
+               timeout: float = 5.0, props: dict[str, str] | None = None) -> RemotingCommand:
+    p = "\x02".join(f"{k}\x01{v}" for k, v in (props or {}).items())
     h = SendMessageRequestHeaderV2(a="dledger-pg", b=topic, c="TBW102", d=4, e=queue_id, f=0,
-                                   g=int(time.time() * 1000), h=0, i="")
+                                   g=int(time.time() * 1000), h=0, i=p)
     return await c.invoke(addr, RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, h, body), timeout)
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from remoting.client import RemotingClient
 from remoting.codes import ResponseCode
 from remoting.errors import RemotingError
-from tests.dledger_broker.cluster import DLedgerCluster, max_offset, msg_offset, pull_all, send, view
+from tests.dledger_broker.cluster import TOPIC, DLedgerCluster, max_offset, msg_offset, pull_all, send, view
 from tests.support import async_wait_until
 
 
@@ -33,6 +35,11 @@ async def test_leader_registers_as_master_and_followers_as_slaves(procs, tmp_pat
         for i in range(3):
             await async_wait_until(lambda i=i: _max_is(c, cl.addr(i), 20), 10, 0.02, f"n{i} dispatched 20")
         assert [m.body for m in await pull_all(c, master)] == [b"m%d" % k for k in range(20)]
+        # the master runs delayed delivery: level 1 (1 s) reaches the real topic through DLedger
+        r = await send(c, master, b"later", topic="DLedgerDelayT", props={"DELAY": "1"})
+        assert r.code == ResponseCode.SUCCESS, r.remark
+        await async_wait_until(lambda: _max_is(c, master, 1, "DLedgerDelayT"), 10, 0.05, "delayed message delivered")
+        assert [m.body for m in await pull_all(c, master, "DLedgerDelayT")] == [b"later"]
         # every node holds the same records at the same commit-log offsets (PHYSICALOFFSET = entry pos + 48)
         for i in range(3):
             for k in (0, 7, 19):
@@ -44,8 +51,8 @@ async def _addrs_are(cl, c, want):
     return await cl.broker_addrs(c) == want
 
 
-async def _max_is(c, addr, n):
-    return await max_offset(c, addr) == n
+async def _max_is(c, addr, n, topic=TOPIC):
+    return await max_offset(c, addr, topic) == n
 
 
 class Sender:
@@ -211,3 +218,26 @@ async def test_leadership_moves_to_the_preferred_node(procs, tmp_path):
 
 async def _master_is(cl, c, addr):
     return (await cl.broker_addrs(c)).get(0) == addr
+
+
+@pytest.mark.soak
+@pytest.mark.timeout(600)
+async def test_repeated_failover_soak(procs, tmp_path):
+    """Kill -9 whichever node is master, ten times, under continuous sends; restart it each time."""
+    cl = DLedgerCluster(procs, tmp_path).start()
+    async with RemotingClient() as c:
+        master = await cl.wait_master(c)
+        snd = Sender(cl, c, master)
+        for _round in range(10):
+            n = len(snd.acked)
+            await async_wait_until(lambda n=n: len(snd.acked) >= n + 200, 30, 0.01, "200 more sends")
+            old = cl.index_of(master)
+            killed_at = time.monotonic()
+            cl.kill(old)
+            master = await cl.wait_master(c, 20, not_addr=master)
+            assert time.monotonic() - killed_at < 10
+            cl.start_node(old)
+            await async_wait_until(lambda old=old: _slave_is(cl, c, old), 20, 0.05, "restarted node is a slave")
+        await snd.stop()
+        stored = [m.body for m in await pull_all(c, master)]
+        assert_acked_in_order_once([b for b, _a, _t in snd.acked], stored)
