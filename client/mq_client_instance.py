@@ -91,6 +91,7 @@ class MQClientInstance:
         self._tasks: list[asyncio.Task] = []
         self._rebalance_wakeup = asyncio.Event()
         self._route_lock = asyncio.Lock()
+        self._route_fetches: dict[tuple[str, str | None], asyncio.Task] = {}
         self.started = False
         self._register_processors()
 
@@ -189,7 +190,19 @@ class MQClientInstance:
 
     async def update_topic_route_from_namesrv(self, topic: str, default_topic: str | None = None,
                                               default_queue_nums: int = 4) -> bool:
-        """Fetch and apply ``topic``'s route; with ``default_topic`` use TBW102's queues capped (auto-create)."""
+        """Fetch and apply ``topic``'s route; with ``default_topic`` use TBW102's queues capped (auto-create).
+
+        Concurrent calls for the same topic share one NameServer request.
+        """
+        key = (topic, default_topic)
+        fetch = self._route_fetches.get(key)
+        if fetch is None:
+            fetch = asyncio.get_running_loop().create_task(self._update_route(topic, default_topic, default_queue_nums))
+            self._route_fetches[key] = fetch
+            fetch.add_done_callback(lambda _t: self._route_fetches.pop(key, None))
+        return await asyncio.shield(fetch)
+
+    async def _update_route(self, topic: str, default_topic: str | None, default_queue_nums: int) -> bool:
         async with self._route_lock:
             if default_topic is not None:
                 route = await self.api.get_topic_route(default_topic, self.config.mq_client_api_timeout)

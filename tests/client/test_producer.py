@@ -242,6 +242,7 @@ async def test_many_concurrent_sends_share_connections(cluster, producer):
 async def test_concurrent_sends_are_batched_and_keep_per_message_fields(cluster, producer):
     topic = unique("TopicAccum")
     await create_topic(cluster.namesrv_addr, topic, cluster.brokers)
+    await producer.send(Message(topic, b"warm up the route"))
     msgs = [Message(topic, f"acc-{i}".encode(), tags=f"t{i % 3}", keys=f"ak{i}") for i in range(300)]
     rs = await asyncio.gather(*[producer.send(m, timeout=15) for m in msgs])
     assert producer.accumulator.batches_sent > 0 and producer.accumulator.messages_batched > 1
