@@ -16,6 +16,7 @@ unmapped memory.
 
 from __future__ import annotations
 
+import errno
 import logging
 import mmap
 import os
@@ -63,7 +64,7 @@ class MappedFile:
         "_flush_lock",
     )
 
-    def __init__(self, path: str, file_size: int, *, create: bool = True) -> None:
+    def __init__(self, path: str, file_size: int, *, create: bool = True, preallocate: bool = False) -> None:
         self.path = path
         self.file_name = os.path.basename(path)
         if not self.file_name.isdigit():
@@ -77,6 +78,13 @@ class MappedFile:
             fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
                 os.ftruncate(fd, file_size)  # sparse: reads as zeros, blocks allocated on write
+                if preallocate:
+                    # reserve the blocks now: a full disk then fails here, not as SIGBUS on a write
+                    try:
+                        os.posix_fallocate(fd, 0, file_size)
+                    except OSError as e:
+                        if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                            raise
                 os.rename(tmp, path)
             except BaseException:
                 os.close(fd)
@@ -224,9 +232,10 @@ class MappedFileQueue:
     flush executor can iterate a stable snapshot without locking.
     """
 
-    def __init__(self, store_path: str, mapped_file_size: int) -> None:
+    def __init__(self, store_path: str, mapped_file_size: int, *, preallocate: bool = False) -> None:
         self.store_path = store_path
         self.mapped_file_size = mapped_file_size
+        self.preallocate = preallocate
         self.mapped_files: list[MappedFile] = []
         self.flushed_where = 0
         self.committed_where = 0
@@ -308,7 +317,7 @@ class MappedFileQueue:
         os.makedirs(self.store_path, exist_ok=True)
         path = os.path.join(self.store_path, offset_to_file_name(offset))
         try:
-            mf = MappedFile(path, self.mapped_file_size)
+            mf = MappedFile(path, self.mapped_file_size, preallocate=self.preallocate)
         except OSError as e:
             log.error("create mapped file %s failed: %s", path, e)
             return None

@@ -192,7 +192,9 @@ class CommitLog:
 
     def __init__(self, config: MessageStoreConfig, tags_code: TagsCodeCalculator | None = None) -> None:
         self.config = config
-        self.mapped_file_queue = MappedFileQueue(config.commit_log_dir, config.mappedFileSizeCommitLog)
+        # warmMapedFileEnable: reserve the disk blocks of each new file up front
+        self.mapped_file_queue = MappedFileQueue(config.commit_log_dir, config.mappedFileSizeCommitLog,
+                                                 preallocate=config.warmMapedFileEnable)
         self.file_size = config.mappedFileSizeCommitLog
         self.topic_queue_table: dict[str, int] = {}
         self.tags_code = tags_code or TagsCodeCalculator(config.delay_levels_ms())
