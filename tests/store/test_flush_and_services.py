@@ -97,3 +97,22 @@ async def test_slave_and_shutdown_refuse_puts_and_replication_appends(tmp_path):
         await slave.shutdown()
         master.shutdown_sync()
     assert master.put_message(make_msg()).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+
+
+def test_store_services_run_on_uvloop(tmp_path):
+    uvloop = __import__("uvloop")
+
+    async def scenario():
+        store = open_store(small_config(tmp_path, flushDiskType=FlushDiskType.SYNC_FLUSH))
+        store.start()
+        try:
+            rs = await asyncio.gather(*(store.put_message_async(make_msg("U", 0, b"u%d" % i)) for i in range(32)))
+            assert all(r.status is PutMessageStatus.PUT_OK for r in rs)
+            await async_wait_until(store.now_dispatched, 5)
+            assert store.get_max_offset_in_queue("U", 0) == 32
+        finally:
+            await store.shutdown()
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(scenario())
+    assert not (tmp_path / "abort").exists()
