@@ -140,6 +140,21 @@ class DefaultMessageStore:
         """Open the files, recover (normal or abnormal) and create the abort file."""
         if not self._lock_store():
             return False
+        try:
+            ok = self._load_locked()
+        except BaseException:
+            self._unlock_store()
+            raise
+        if not ok:
+            self._unlock_store()
+        return ok
+
+    def _unlock_store(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def _load_locked(self) -> bool:
         abort = self.config.abort_path
         self.last_exit_ok = not os.path.exists(abort)
         log.info("last shutdown %s", "normal" if self.last_exit_ok else "abnormal")
@@ -285,9 +300,7 @@ class DefaultMessageStore:
         if caught_up:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.config.abort_path)
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        self._unlock_store()
 
     def destroy(self) -> None:
         """Delete every file of the store (tests, tools)."""
