@@ -368,7 +368,8 @@ def _setup_consumer_progress(p):
 @command("consumerProgress", "Query consumers's progress, speed", _setup_consumer_progress)
 async def consumer_progress(admin: MQAdmin, args) -> None:
     if not args.groupName:
-        raise UsageError("-g consumerGroup is required (listing every group is not supported)")
+        await _all_groups_progress(admin)
+        return
     stats = await admin.consume_stats(_group(args.groupName), args.topicName)
     print(f"{'#Topic':<64s}  {'#Broker Name':<32s}  {'#QID':<4s}  {'#Broker Offset':<20s}  "
           f"{'#Consumer Offset':<20s}  {'#Diff':<20s}  {'#LastTime'}")
@@ -382,6 +383,29 @@ async def consumer_progress(admin: MQAdmin, args) -> None:
     print()
     print(f"Consume TPS: {stats.consumeTps:.2f}")
     print(f"Diff Total: {diff_total}")
+
+
+async def _all_groups_progress(admin: MQAdmin) -> None:
+    """Without -g: one line per consumer group (groups found through their %RETRY% topics)."""
+    groups = sorted(t[len("%RETRY%"):] for t in await admin.topic_list() if t.startswith("%RETRY%"))
+    print(f"{'#Group':<64s}  {'#Count':<6s}  {'#Version':<20s}  {'#Type':<8s}  {'#Model':<14s}  {'#TPS':<8s}  "
+          f"{'#Diff Total'}")
+    for g in groups:
+        try:
+            stats = await admin.consume_stats(g)
+        except (MQBrokerError, MQClientError, RemotingError):
+            continue
+        diff = sum(ow.brokerOffset - ow.consumerOffset for ow in stats.offsetTable.values())
+        count, version, ctype, model = 0, "OFFLINE", "", ""
+        try:
+            cc = await admin.consumer_connection(g)
+            count = len(cc.connectionSet)
+            version = str(max((c.version for c in cc.connectionSet), default=0))
+            ctype = "PUSH" if cc.consumeType == "CONSUME_PASSIVELY" else "PULL"
+            model = cc.messageModel or ""
+        except (MQBrokerError, MQClientError, RemotingError):
+            pass
+        print(f"{g[:64]:<64s}  {count:<6d}  {version:<20s}  {ctype:<8s}  {model:<14s}  {stats.consumeTps:<8.0f}  {diff}")
 
 
 def _setup_consumer_connection(p):

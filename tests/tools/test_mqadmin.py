@@ -127,6 +127,9 @@ async def test_consumer_commands_and_reset_offset(cl):
                 return "Diff Total: 0" in out and len(re.findall(rf"^{topic} ", out, re.M)) == 4 and out
 
             await async_wait_until(progress_done, 15)
+            every = ok(await asyncio.to_thread(mqadmin, "consumerProgress", ns=ns))
+            row = next(line for line in every.splitlines() if line.startswith(group + " "))
+            assert row.split()[1:5] == ["1", "407", "PUSH", "CLUSTERING"]
             # rewind to the beginning: the online consumer gets RESET_CONSUMER_CLIENT_OFFSET and re-reads
             before = len(got)
             reset = ok(await asyncio.to_thread(mqadmin, "resetOffsetByTime", "-g", group, "-t", topic, "-s", "0",
