@@ -87,14 +87,28 @@ def dledger_config_from_store(sc: MessageStoreConfig, legacy_files: bool = False
 
 
 class _FileStore(DLedgerMmapFileStore):
-    """The DLedger file store whose files outlive the DLedger server: the store still reads
-    (dispatches) them after the server stopped, and closes them in its own shutdown."""
+    """The DLedger file store as RocketMQ's DLedger runs it.
+
+    * Flushing is DLedger's FlushDataService: every ``flushFileInterval`` ms in the
+      background (:meth:`flush_now`), not before each acknowledgement; written entries are
+      in the page cache at once, so a killed process loses nothing (an OS crash may lose
+      the last few ms, as with DLedger).
+    * The files outlive the DLedger server: the store still reads (dispatches) them after
+      the server stopped, and closes them in its own shutdown (:meth:`release`).
+    """
+
+    def flush(self) -> None:  # the driver's per-Ready flush: left to the background flusher
+        pass
+
+    def flush_now(self) -> None:
+        super().flush()
 
     def close(self) -> None:  # called by DLedgerServer.stop()
-        self.flush()
+        self.flush_now()
         self.persist_checkpoint()
 
     def release(self) -> None:
+        self.flush_now()
         super().close()
 
 
@@ -140,6 +154,7 @@ class DLedgerCommitLog(CommitLog):
         self._committed_cache = (-2, 0)
         self._start_task: asyncio.Task | None = None
         self._watch_task: asyncio.Task | None = None
+        self._flush_task: asyncio.Task | None = None
         self.fast_leader_loss = True  # see _watch_leader
 
     # -- life cycle -----------------------------------------------------------------
@@ -169,6 +184,7 @@ class DLedgerCommitLog(CommitLog):
         if self._start_task is None:
             loop = asyncio.get_running_loop()
             self._start_task = loop.create_task(self._start_server(), name="dledger-start")
+            self._flush_task = loop.create_task(self._flush_loop(), name="dledger-flush")
             if self.fast_leader_loss and len(self.dledger_config.peer_map()) > 1:
                 self._watch_task = loop.create_task(self._watch_leader(), name="dledger-leader-watch")
 
@@ -183,10 +199,11 @@ class DLedgerCommitLog(CommitLog):
         """Stop the DLedger member (network, timers); the files stay open until :meth:`shutdown`."""
         if self._start_task is None:
             return
-        if self._watch_task is not None:
-            self._watch_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._watch_task
+        for task in (self._watch_task, self._flush_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
         with contextlib.suppress(Exception):
             await self._start_task
         if self.server.core is not None:
@@ -202,6 +219,18 @@ class DLedgerCommitLog(CommitLog):
         if self.storage is not None:
             self.storage.data.destroy()
             self.storage.index.destroy()
+
+    async def _flush_loop(self) -> None:
+        """DLedger's FlushDataService: msync the data and index files every flushFileInterval ms
+        in an executor thread (MappedFile.flush is thread-safe and releases the GIL)."""
+        loop = asyncio.get_running_loop()
+        interval = max(self.dledger_config.flushFileInterval, 1) / 1000.0
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await loop.run_in_executor(None, self.storage.flush_now)
+            except Exception:  # noqa: BLE001 - keep flushing
+                log.exception("DLedger flush failed")
 
     def _following(self) -> tuple[int, str] | None:
         s = self.server

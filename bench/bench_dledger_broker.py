@@ -1,0 +1,298 @@
+"""DLedger broker benchmark: three bin/mqbroker nodes in DLedger mode plus a NameServer, on loopback.
+
+Prints (never asserts):
+
+* replicated send throughput and p50/p99 latency, 1 KiB messages, 64 concurrent senders spread
+  over a few client processes, three DLedger nodes versus one plain broker (ASYNC_FLUSH master);
+* failover time over N kill -9 of the master under continuous synchronous sends: from the kill
+  to the new master registered in the NameServer, and to the first acknowledged send on it
+  (min / median / max); the killed node is restarted and rejoins as a slave between rounds.
+
+Bounded in time and count. Usage::
+
+    .venv/bin/python bench/bench_dledger_broker.py [--seconds 5] [--senders 64] [--procs 4]
+        [--body 1024] [--kills 20] [--skip-tps] [--skip-failover]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing as mp
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from bench import broker_load  # noqa: E402
+from remoting.body.cluster import ClusterInfo  # noqa: E402
+from remoting.client import RemotingClient  # noqa: E402
+from remoting.codes import RequestCode, ResponseCode  # noqa: E402
+from remoting.command import RemotingCommand  # noqa: E402
+from remoting.errors import RemotingError  # noqa: E402
+
+BROKER_NAME = "RaftNode00"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+def wait_for(pred, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+class Cluster:
+    """Processes under ``root``; ``dledger`` False gives one plain broker (the baseline)."""
+
+    def __init__(self, root: str, dledger: bool = True, nodes: int = 3, extra: dict | None = None):
+        self.root = root
+        self.dledger = dledger
+        self.n = nodes if dledger else 1
+        self.ns_port = free_port()
+        self.ns_addr = f"127.0.0.1:{self.ns_port}"
+        self.ports = [free_port() for _ in range(self.n)]
+        dl_ports = [free_port() for _ in range(self.n)]
+        peers = ";".join(f"n{i}-127.0.0.1:{p}" for i, p in enumerate(dl_ports))
+        self.confs = []
+        for i in range(self.n):
+            props = {
+                "brokerClusterName": "RaftCluster", "brokerName": BROKER_NAME, "listenPort": self.ports[i],
+                "brokerIP1": "127.0.0.1", "namesrvAddr": self.ns_addr,
+                "storePathRootDir": os.path.join(root, f"node{i}"), "sendMessageThreadPoolNums": 16,
+            }
+            if dledger:
+                props |= {"enableDLegerCommitLog": "true", "dLegerGroup": BROKER_NAME, "dLegerPeers": peers,
+                          "dLegerSelfId": f"n{i}", **(extra or {})}
+            path = os.path.join(root, f"broker-n{i}.conf")
+            with open(path, "w") as f:
+                f.write("".join(f"{k}={v}\n" for k, v in props.items()))
+            self.confs.append(path)
+        self.procs: list[subprocess.Popen | None] = [None] * self.n
+        self.ns: subprocess.Popen | None = None
+        self._logs = []
+
+    def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
+        log = open(os.path.join(self.root, f"{name}.log"), "ab")
+        self._logs.append(log)
+        env = dict(os.environ, ROCKETMQ_LOG_LEVEL="WARNING")
+        return subprocess.Popen([os.path.join(ROOT, "bin", args[0]), *args[1:]], stdout=log,
+                                stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+
+    def start(self) -> None:
+        ns_conf = os.path.join(self.root, "namesrv.conf")
+        with open(ns_conf, "w") as f:
+            f.write(f"listenPort={self.ns_port}\nkvConfigPath={self.root}/ns/kv.json\n"
+                    f"configStorePath={self.root}/ns/namesrv.properties\n")
+        self.ns = self._spawn("namesrv", ["mqnamesrv", "-c", ns_conf])
+        wait_for(lambda: port_open(self.ns_port), 30, "namesrv")
+        for i in range(self.n):
+            self.start_node(i, wait=False)
+        for i in range(self.n):
+            wait_for(lambda i=i: port_open(self.ports[i]), 30, f"node {i}")
+
+    def start_node(self, i: int, wait: bool = True) -> None:
+        self.procs[i] = self._spawn(f"n{i}", ["mqbroker", "-c", self.confs[i]])
+        if wait:
+            wait_for(lambda: port_open(self.ports[i]), 30, f"node {i}")
+
+    def kill(self, i: int) -> None:
+        p = self.procs[i]
+        p.send_signal(signal.SIGKILL)
+        p.wait(10)
+
+    def addr(self, i: int) -> str:
+        return f"127.0.0.1:{self.ports[i]}"
+
+    def stop(self) -> None:
+        for p in [*self.procs, self.ns]:
+            if p is not None and p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in [*self.procs, self.ns]:
+            if p is not None:
+                try:
+                    p.wait(15)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        for f in self._logs:
+            f.close()
+
+
+async def broker_addrs(c: RemotingClient, ns_addr: str) -> dict[int, str]:
+    try:
+        r = await c.invoke(ns_addr, RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO), 2)
+    except (OSError, RemotingError):
+        return {}
+    if r.code != ResponseCode.SUCCESS or not r.body:
+        return {}
+    bd = ClusterInfo.from_json(r.body).brokerAddrTable.get(BROKER_NAME)
+    return dict(bd.brokerAddrs) if bd else {}
+
+
+async def wait_master(c: RemotingClient, ns_addr: str, timeout: float, not_addr: str | None = None) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        m = (await broker_addrs(c, ns_addr)).get(0)
+        if m and m != not_addr:
+            return m
+        await asyncio.sleep(0.01)
+    raise SystemExit("no master registered in the NameServer")
+
+
+async def send_once(c: RemotingClient, addr: str, body: bytes, timeout: float = 3.0) -> bool:
+    h = broker_load.send_header("BenchDLedgerFailover", 0)
+    try:
+        r = await c.invoke(addr, RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, h, body), timeout)
+    except (OSError, RemotingError):
+        return False
+    return r.code == ResponseCode.SUCCESS
+
+
+def percentile(sorted_vals: list[int], q: float) -> float:
+    if not sorted_vals:
+        return 0.0
+    return sorted_vals[min(len(sorted_vals) - 1, int(q * len(sorted_vals)))] / 1000.0
+
+
+def tps_run(addr: str, args, label: str) -> None:
+    procs = max(1, min(args.procs, args.senders))
+    per = [args.senders // procs + (1 if i < args.senders % procs else 0) for i in range(procs)]
+    topic = "BenchDLedger"
+    with mp.get_context("spawn").Pool(procs) as pool:
+        # warm-up (topic creation, connections)
+        pool.starmap(broker_load.run_senders, [(addr, topic, 4, 1.0, 2000, args.body, 1, 8, w) for w in range(procs)])
+        res = pool.starmap(broker_load.run_senders,
+                           [(addr, topic, per[w], args.seconds, 10_000_000, args.body, 1, 8, w) for w in range(procs)])
+    msgs = sum(r["msgs"] for r in res)
+    errors = sum(r["errors"] for r in res)
+    elapsed = max(r["elapsed"] for r in res)
+    lat = sorted(x for r in res for x in r["lat"])
+    codes: dict[int, int] = {}
+    for r in res:
+        for k, v in r["codes"].items():
+            codes[k] = codes.get(k, 0) + v
+    print(f"{label:<34} {msgs / elapsed:>9.0f} sends/s   p50 {percentile(lat, 0.5):6.2f} ms   "
+          f"p99 {percentile(lat, 0.99):6.2f} ms   errors {errors}{' ' + str(codes) if codes else ''}", flush=True)
+
+
+async def _failover_sender(c: RemotingClient, ns_addr: str, body: bytes, state: dict) -> None:
+    """Synchronous sends until one is acknowledged by a master other than ``state["old"]`` after the kill."""
+    while not state["stop"]:
+        addr = state["addr"]
+        ok = await send_once(c, addr, body, timeout=2.0)
+        if ok and addr != state["old"] and state["killed_at"] and state["first_ok"] is None:
+            state["first_ok"] = time.monotonic()
+            return
+        if not ok:
+            m = (await broker_addrs(c, ns_addr)).get(0)
+            if m:
+                state["addr"] = m
+            await asyncio.sleep(0.005)  # retry pacing
+
+
+async def _master_of(ns_addr: str) -> str:
+    async with RemotingClient() as c:
+        return await wait_master(c, ns_addr, 30)
+
+
+async def failover_rounds(cl: Cluster, kills: int) -> None:
+    reg: list[float] = []
+    first: list[float] = []
+    async with RemotingClient() as c:
+        master = await wait_master(c, cl.ns_addr, 30)
+        body = os.urandom(1024)
+        for rnd in range(kills):
+            # continuous synchronous sends to the current master
+            while not await send_once(c, master, body):
+                master = await wait_master(c, cl.ns_addr, 30)
+            old_master = master
+            state = {"addr": master, "old": old_master, "killed_at": 0.0, "first_ok": None, "stop": False}
+            task = asyncio.get_running_loop().create_task(_failover_sender(c, cl.ns_addr, body, state))
+            for _ in range(50):  # let it run a little before the kill
+                await asyncio.sleep(0.01)
+            old = cl.ports.index(int(old_master.rpartition(":")[2]))
+            killed_at = state["killed_at"] = time.monotonic()
+            cl.kill(old)
+            master = await wait_master(c, cl.ns_addr, 30, not_addr=old_master)
+            reg_s = time.monotonic() - killed_at
+            state["addr"] = master
+            try:
+                await asyncio.wait_for(task, 30)
+            except TimeoutError:
+                state["stop"] = True
+            first_s = (state["first_ok"] or time.monotonic()) - killed_at
+            reg.append(reg_s)
+            first.append(first_s)
+            print(f"  kill {rnd + 1:>2}: new master registered {reg_s:5.2f} s, first acknowledged send "
+                  f"{first_s:5.2f} s after the kill", flush=True)
+            cl.start_node(old)
+            slave_id = old + 1
+            deadline = time.monotonic() + 30
+            while (await broker_addrs(c, cl.ns_addr)).get(slave_id) != cl.addr(old):
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"node {old} did not rejoin as slave")
+                await asyncio.sleep(0.05)
+    for label, vals in (("to new master in the NameServer", reg), ("to first acknowledged send", first)):
+        print(f"failover {label:<32} min {min(vals):5.2f} s   median {statistics.median(vals):5.2f} s   "
+              f"max {max(vals):5.2f} s   ({len(vals)} kills)", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--senders", type=int, default=64)
+    ap.add_argument("--procs", type=int, default=4, help="client processes sharing the senders")
+    ap.add_argument("--body", type=int, default=1024)
+    ap.add_argument("--kills", type=int, default=20)
+    ap.add_argument("--batch-push", action="store_true", help="enableBatchPush=true on the DLedger nodes")
+    ap.add_argument("--skip-tps", action="store_true")
+    ap.add_argument("--skip-failover", action="store_true")
+    args = ap.parse_args()
+    print(f"cpus {os.cpu_count()}, body {args.body} B, {args.senders} senders over {args.procs} client processes",
+          flush=True)
+    if not args.skip_tps:
+        for dledger, label in ((True, "three DLedger nodes (replicated)"), (False, "single broker (ASYNC_FLUSH)")):
+            root = tempfile.mkdtemp(prefix="bench-dledger-")
+            cl = Cluster(root, dledger=dledger, extra={"enableBatchPush": "true"} if args.batch_push else None)
+            try:
+                cl.start()
+                addr = asyncio.run(_master_of(cl.ns_addr))
+                tps_run(addr, args, label)
+            finally:
+                cl.stop()
+                shutil.rmtree(root, ignore_errors=True)
+    if not args.skip_failover and args.kills > 0:
+        root = tempfile.mkdtemp(prefix="bench-dledger-")
+        cl = Cluster(root, dledger=True)
+        try:
+            cl.start()
+            asyncio.run(failover_rounds(cl, args.kills))
+        finally:
+            cl.stop()
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
