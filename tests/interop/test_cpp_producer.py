@@ -237,3 +237,28 @@ def test_delay_levels_deliver_no_earlier_than_the_delay(cluster, tmp_path):
         0.1,
         "both delayed messages parked in SCHEDULE_TOPIC_XXXX",
     )
+
+
+def test_properties_over_32k_refused_cleanly(cluster, capture, tmp_path):
+    ns, broker_proxy = capture
+    spec = {
+        "messages": [
+            {
+                "topic": "InteropBigProps",
+                "tags": "P",
+                "props": {"big": "x" * 40000},
+                "body": "too-many-props",
+            },
+            {"topic": "InteropBigProps", "tags": "P", "body": "fine"},
+        ]
+    }
+    results = send_spec(tmp_path, ns, spec)
+    assert "error" in results[0], results
+    assert results[1].get("status") == 0, results
+    big = [f for f in broker_proxy.requests(310) if len(f["ext"].get("i", "")) > 32767]
+    assert big
+    for req in big:
+        resp = broker_proxy.response_to(req)
+        assert resp is not None and resp["code"] == 13, resp
+    got = consume_all(tmp_path, cluster["namesrv"], "InteropBigProps", "bigprops-group", 1)
+    assert [m["body"] for m in got] == ["fine"]

@@ -23,13 +23,15 @@ FAST_CHECK = ["transactionCheckInterval=500", "transactionTimeOut=1000"]
 
 
 def test_transaction_commit_rollback_and_check(make_cluster, capture_for, tmp_path):
-    c = make_cluster(FAST_CHECK)
+    # The C++ producer's first HEART_BEAT sometimes comes only with its 30 s timer; until then the broker
+    # has no channel to check through (each such pass still counts toward transactionCheckMax, as in 4.9.7).
+    c = make_cluster([*FAST_CHECK, "transactionCheckMax=200"])
     ns_proxy, broker_proxy = capture_for(c)
     topic = "InteropTx"
     plan = "commit,rollback,unknown:commit,unknown:rollback,commit"
     stop = tmp_path / "tx.stop"
     proc = subprocess.Popen(
-        driver_cmd("transaction", ns_proxy, topic, plan, "--wait-checks", "40", "--stop-file", str(stop)),
+        driver_cmd("transaction", ns_proxy, topic, plan, "--wait-checks", "60", "--stop-file", str(stop)),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -42,7 +44,7 @@ def test_transaction_commit_rollback_and_check(make_cluster, capture_for, tmp_pa
                 e for e in broker_proxy.requests(37) if e["ext"].get("fromTransactionCheck") in ("1", "true")
             ]
 
-        wait_until(lambda: len(answered_checks()) >= 2, 40, 0.1, "the producer answered both checks")
+        wait_until(lambda: len(answered_checks()) >= 2, 50, 0.1, "the producer answered both checks")
         queues = broker_probe.read_queue_nums(c.namesrv, topic)
         wait_until(
             lambda: broker_probe.total_max_offset(c.broker, topic, queues) == 3, 10, 0.1, "3 committed"
@@ -92,3 +94,43 @@ def test_transaction_commit_rollback_and_check(make_cluster, capture_for, tmp_pa
     assert got["complete"], got
     assert sorted(m["keys"] for m in got["messages"]) == ["tx-0", "tx-2", "tx-4"]
     assert broker_probe.total_max_offset(c.broker, topic, queues) == 3
+
+
+def test_transaction_never_decided_is_discarded_after_check_max(make_cluster, tmp_path):
+    c = make_cluster([*FAST_CHECK, "transactionCheckMax=2"])
+    topic = "InteropTxUndecided"
+    stop = tmp_path / "tx.stop"
+    proc = subprocess.Popen(
+        driver_cmd(
+            "transaction",
+            c.namesrv,
+            topic,
+            "unknown:unknown",
+            "--wait-checks",
+            "30",
+            "--stop-file",
+            str(stop),
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=driver_env(tmp_path),
+    )
+
+    def discarded():
+        try:
+            return broker_probe.max_offset(c.broker, "TRANS_CHECK_MAX_TIME_TOPIC", 0) >= 1
+        except AssertionError:  # the topic is created on the first discard
+            return False
+
+    try:
+        wait_until(discarded, 40, 0.2, "the half message discarded to TRANS_CHECK_MAX_TIME_TOPIC")
+    finally:
+        stop.write_text("stop")
+        stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    out = json.loads(stdout.strip().splitlines()[-1])
+    # Checked exactly transactionCheckMax times, always answered "unknown", then given up; never delivered.
+    assert [ch["keys"] for ch in out["checks"]] == ["tx-0", "tx-0"], out["checks"]
+    queues = broker_probe.read_queue_nums(c.namesrv, topic)
+    assert broker_probe.total_max_offset(c.broker, topic, queues) == 0
