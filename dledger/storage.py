@@ -145,7 +145,9 @@ class MemoryStorage:
         )
 
     def reset(self, entry: DLedgerEntry) -> None:
-        self._entries = [DLedgerEntry(index=entry.index, term=entry.term, body=bytes(entry.body), pos=entry.pos)]
+        self._entries = [
+            DLedgerEntry(index=entry.index, term=entry.term, body=bytes(entry.body), pos=entry.pos)
+        ]
         self._begin = entry.index
         self._reset_pos = entry.pos
 
