@@ -9,6 +9,7 @@ life cycle (spec message-and-store-format.md §8, §11).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import fcntl
 import logging
@@ -26,6 +27,12 @@ from common.message import (
     decode_message,
 )
 from common.util import now_ms
+from store.clean_commit_log_service import (
+    CleanCommitLogService,
+    clean_files_periodically,
+    disk_partition_used_ratio,
+)
+from store.clean_consume_queue_service import CleanConsumeQueueService
 from store.commit_log import SCHEDULE_TOPIC, CommitLog, TagsCodeCalculator
 from store.config import BrokerRole, FlushDiskType, MessageStoreConfig
 from store.consume_queue import CQ_STORE_UNIT_SIZE, ConsumeQueueStore, is_valid_topic_name
@@ -81,6 +88,9 @@ class DefaultMessageStore:
         store_host: tuple[str, int] = ("127.0.0.1", 10911),
         arriving_listener: ArrivingListener | None = None,
         commit_log_factory: Callable[[MessageStoreConfig, TagsCodeCalculator], CommitLog] | None = None,
+        disk_usage: Callable[[str], float] = disk_partition_used_ratio,
+        clock: Callable[[], int] = now_ms,
+        clean_first_delay_ms: int = 60_000,
     ) -> None:
         self.config = config
         self.store_host = store_host
@@ -105,8 +115,17 @@ class DefaultMessageStore:
         self.flush_service: FlushRealTimeService | None = None
         self.group_commit: GroupCommitService | None = None
         self.flush_cq_service: FlushConsumeQueueService | None = None
-        # extra background services (e.g. cleanup) started by start(): factories of coroutines
+        # extra background services started by start(): factories of coroutines
         self.extra_services: list[Callable[[], Awaitable[None]]] = []
+        # file cleanup (RocketMQ cleanFilesPeriodically): run by start() every cleanResourceInterval
+        self._clock = clock
+        self._clean_first_delay_ms = clean_first_delay_ms
+        self.clean_commit_log_service = CleanCommitLogService(
+            config, self.commit_log, disk_usage=disk_usage, on_disk_full=lambda full: self.set_writeable(not full))
+        self.clean_consume_queue_service = CleanConsumeQueueService(
+            config, self.commit_log.get_min_offset, lambda: list(self.consume_queues), None)
+        # index files that fill up are flushed (msync of up to 420 MB) off the dispatch path
+        self._index_executor: concurrent.futures.ThreadPoolExecutor | None = None
         # SYNC_MASTER replication hook (HA): await replica_waiter(end_offset) -> PutMessageStatus
         self.replica_waiter: Callable[[int], Awaitable[PutMessageStatus]] | None = None
         self.writeable = True
@@ -164,7 +183,10 @@ class DefaultMessageStore:
             return False
         self.checkpoint = StoreCheckpoint(self.config.checkpoint_path)
         if IndexService is not None:
-            self.index_service = IndexService(self.config, self.config.index_dir, self.checkpoint)
+            self._index_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="index-flush")
+            self.index_service = IndexService(self.config, self.config.index_dir, self.checkpoint,
+                                              run_in_background=self._index_executor.submit)
+            self.clean_consume_queue_service.index_service = self.index_service
             if not self.index_service.load(self.last_exit_ok):
                 log.error("index load failed")
                 return False
@@ -245,6 +267,9 @@ class DefaultMessageStore:
         self.flush_cq_service = FlushConsumeQueueService(self.consume_queues, self.config, self.checkpoint,
                                                          lambda: self._logics_ts)
         self._tasks.append(loop.create_task(self.flush_cq_service.run(), name="flush-cq"))
+        self._tasks.append(loop.create_task(clean_files_periodically(
+            self.clean_commit_log_service, self.clean_consume_queue_service, self.config.cleanResourceInterval,
+            first_delay_ms=self._clean_first_delay_ms, clock=self._clock), name="clean-files"))
         for factory in self.extra_services:
             self._tasks.append(loop.create_task(factory()))
 
@@ -290,6 +315,8 @@ class DefaultMessageStore:
         self.consume_queues.flush(0)
         if ckpt is not None and self._logics_ts:
             ckpt.logics_msg_timestamp = self._logics_ts
+        if self._index_executor is not None:
+            self._index_executor.shutdown(wait=True)  # a full file's background flush finishes first
         if self.index_service is not None:
             self.index_service.shutdown()
         if ckpt is not None:

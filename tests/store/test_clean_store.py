@@ -118,3 +118,64 @@ async def test_store_cleanup_end_to_end(tmp_path):
     r = mqstore_check(root)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip().splitlines()[-1].startswith("OK: 2 records, 2 consume-queue units")
+
+
+async def test_running_store_cleans_files_by_itself_and_guards_a_full_disk(tmp_path):
+    """start() runs cleanFilesPeriodically: expired CommitLog, CQ and index files go without any call,
+    and a disk above 90 % makes the store refuse puts until usage drops again."""
+    root = tmp_path / "store"
+    cfg = MessageStoreConfig(
+        storePathRootDir=str(root),
+        mappedFileSizeCommitLog=8192,
+        mappedFileSizeConsumeQueue=20 * 8,
+        maxHashSlotNum=16,
+        maxIndexNum=40,
+        deleteWhen="04",
+        fileReservedTime=1,
+        cleanResourceInterval=20,
+        deleteCommitLogFilesInterval=0,
+        deleteConsumeQueueFilesInterval=0,
+    )
+    usage = {"v": 0.5}
+    store = dms.DefaultMessageStore(cfg, disk_usage=lambda _p: usage["v"], clock=lambda: local_ms(4),
+                                    clean_first_delay_ms=0)
+    assert store.load()
+    store.start()
+    try:
+        offsets = [store.put_message(msg(i)).append_result.wrote_offset for i in range(120)]
+        await async_wait_until(store.now_dispatched, what="dispatch")
+        files = sorted((root / "commitlog").iterdir())
+        assert len(files) >= 5
+        n_index = len(store.index_service.index_files)
+        assert n_index > 1
+        # files younger than fileReservedTime survive the 04:xx runs; age three of them
+        old = time.time() - 2 * 3600
+        for p in files[:3]:
+            os.utime(p, (old, old))
+        await async_wait_until(lambda: store.get_min_phy_offset() == 3 * 8192, what="expired files deleted")
+        assert sorted((root / "commitlog").iterdir()) == files[3:]
+        # the consume queues and the index follow the CommitLog's new min offset by themselves
+        await async_wait_until(
+            lambda: all(store.get_commit_log_offset_in_queue("CleanT", q, store.get_min_offset_in_queue("CleanT", q))
+                        >= 3 * 8192 for q in (0, 1)), what="consume queues cleaned")
+        await async_wait_until(
+            lambda: all(f.end_phy_offset >= 3 * 8192 for f in store.index_service.index_files), what="index cleaned")
+        assert len(store.index_service.index_files) < n_index
+        first_kept = next(i for i, off in enumerate(offsets) if off >= 3 * 8192)
+        assert store.get_min_offset_in_queue("CleanT", first_kept % 2) > 0
+        assert len(store.query_message("CleanT", "k119", 64, 0, LONG_MAX).buffers) == 1
+
+        # disk-full guard: above 90 % puts are refused (and old files go regardless of age)
+        usage["v"] = 0.95
+        await async_wait_until(lambda: not store.writeable, what="disk-full guard")
+        r = store.put_message(msg(999))
+        assert r.status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+        assert store.runtime_info()["storeWriteable"] == "false"
+        await async_wait_until(lambda: len(list((root / "commitlog").iterdir())) == 1, what="forced cleanup")
+        usage["v"] = 0.5
+        await async_wait_until(lambda: store.writeable, what="writeable again")
+        assert store.put_message(msg(1000)).is_ok()
+    finally:
+        await store.shutdown()
+    r = mqstore_check(root)
+    assert r.returncode == 0, r.stdout + r.stderr
