@@ -97,6 +97,8 @@ class DLedgerCore:
         self._applied = ms.committed_index if applied_index is None else applied_index
         self._persisted_hard_state: HardState = hard_state
         self._committed_pos_cache: tuple[int, int] = (-2, -1)
+        #: set by the driver from its disk check: new appends then fail with DISK_FULL
+        self.disk_full = False
 
     # ------------------------------------------------------------------ inputs
     def tick(self) -> None:
@@ -161,6 +163,8 @@ class DLedgerCore:
             raise DLedgerError(C.NOT_LEADER, f"{ms.self_id} is {ms.role.value}, leader is {ms.leader_id}")
         if ms.transferee is not None:
             raise DLedgerError(C.LEADER_TRANSFERRING, f"transferring to {ms.transferee}")
+        if self.disk_full:
+            raise DLedgerError(C.DISK_FULL, "the store's disk is full")
         if self.pusher.pending_count() >= self.config.maxPendingRequestsNum:
             raise DLedgerError(C.LEADER_PENDING_FULL, "too many appends waiting for quorum")
         return self._append_as_leader(bytes(body), hook)

@@ -238,6 +238,8 @@ class DLedgerServer:
             ratio = usage.used / usage.total if usage.total else 0.0
         except OSError:
             ratio = 0.0
+        # DLedger's isDiskFull: force-clean ratio + 0.05, at most 0.95.
+        self.core.disk_full = ratio > min(cfg.diskSpaceRatioToForceClean + 0.05, 0.95)
         hours = {h.strip() for h in cfg.deleteWhen.split(";") if h.strip()}
         at_hour = time.strftime("%H") in hours or str(int(time.strftime("%H"))) in hours
         if cfg.enableDiskForceClean and ratio > cfg.diskSpaceRatioToForceClean:

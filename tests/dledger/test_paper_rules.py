@@ -219,3 +219,15 @@ def test_propose_on_follower_is_refused():
     with pytest.raises(DLedgerError) as ei:
         follower.propose(b"x")
     assert ei.value.code == C.NOT_LEADER
+
+
+def test_disk_full_refuses_new_appends():
+    c = Cluster(3, seed=2)
+    c.run_until(lambda: c.leader() is not None, 2000)
+    ld = c.leader()
+    ld.disk_full = True
+    with pytest.raises(DLedgerError) as ei:
+        ld.propose(b"x")
+    assert ei.value.code == C.DISK_FULL and ld.storage.ledger_end_index == -1
+    ld.disk_full = False
+    assert ld.propose(b"x").index == 0
