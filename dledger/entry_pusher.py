@@ -137,7 +137,10 @@ class EntryHandler:
     applied at ``validated + 1``; a stored entry there that differs from the
     pushed one is cut with everything after it (Raft's conflict rule), and a
     TRUNCATE whose entry is already stored cuts nothing, so a stale push can
-    never remove an entry the leader was told is stored.
+    never remove an entry the leader was told is stored. Entries up to the
+    committed index always count as validated. When nothing lines up with the
+    leader (it cleaned the entries we lack), the log restarts at the leader's
+    entry (``Storage.reset``).
     """
 
     def __init__(self, ctx: CoreContext):
