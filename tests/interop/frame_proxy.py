@@ -99,7 +99,14 @@ class FrameProxy:
         try:
             loop.run_forever()
         finally:
+            # Close the listener and every forwarding task before the loop goes away, so that
+            # no coroutine is left to be collected on a closed loop.
             self._server.close()
+            tasks = asyncio.all_tasks(loop)
+            for t in tasks:
+                t.cancel()
+            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            loop.run_until_complete(self._server.wait_closed())
             loop.close()
 
     # -- forwarding --------------------------------------------------------------
@@ -111,11 +118,15 @@ class FrameProxy:
         except OSError:
             cwriter.close()
             return
-        await asyncio.gather(
-            self._pump(creader, swriter, "c2s", rewrite=False),
-            self._pump(sreader, cwriter, "s2c", rewrite=bool(self.rewrite)),
-            return_exceptions=True,
-        )
+        pumps = [
+            asyncio.ensure_future(self._pump(creader, swriter, "c2s", rewrite=False)),
+            asyncio.ensure_future(self._pump(sreader, cwriter, "s2c", rewrite=bool(self.rewrite))),
+        ]
+        try:
+            await asyncio.gather(*pumps, return_exceptions=True)
+        finally:
+            for p in pumps:
+                p.cancel()
 
     async def _pump(self, reader, writer, direction: str, rewrite: bool) -> None:
         buf = bytearray()
@@ -138,6 +149,8 @@ class FrameProxy:
                 await writer.drain()
             if buf:
                 writer.write(bytes(buf))
+        except (OSError, asyncio.IncompleteReadError):
+            pass  # either side went away: so does the other
         finally:
             writer.close()
 

@@ -91,7 +91,7 @@ def test_reset_offset_rewinds_a_running_cpp_consumer(cluster, consumers, tmp_pat
         bodies = [m["body"] for m in a.messages()]
         return all(bodies.count(b) >= 2 for b in sent)
 
-    wait_until(twice, 10, 0.1, "every message consumed again after the reset")
+    wait_until(twice, 6, 0.1, "every message consumed again after the reset")
     a.stop()
 
 
@@ -151,7 +151,9 @@ ENUM_ORDINAL_BUG = (
 def test_cpp_heartbeat_enums_are_read_by_ordinal(cluster, consumers, tmp_path):
     c = cluster["cluster"]
     topic, group = "InteropEnums", "enum-group"
-    a, _ = start_and_consume_all(tmp_path, c, c.namesrv, consumers, topic, group)
+    send_spec(tmp_path, c.namesrv, {"messages": [{"topic": topic, "tags": "E", "body": "e"}]})
+    a = consumers("a", c.namesrv, topic, group)
+    wait_until(lambda: broker_probe.consumer_ids(c.broker, group), 20, 0.1, "the consumer registered")
     resp = broker_probe.invoke(
         c.broker,
         RequestCode.GET_CONSUMER_CONNECTION_LIST,

@@ -133,7 +133,7 @@ def test_batch_send_offsets_and_ids(cluster, tmp_path):
     ]
     results = send_spec(tmp_path, ns, {"mode": "batch", "batch": 4, "messages": msgs})
     assert [r.get("status") for r in results] == [0, 0, 0], results
-    got = consume_all(tmp_path, ns, "InteropBatch2", "batch-group", 12, timeout=8)
+    got = consume_all(tmp_path, ns, "InteropBatch2", "batch-group", 12, timeout=5)
     assert {m["body"] for m in got} == {f"batch-{i}" for i in range(12)}
     assert len({m["id"] for m in got}) == 12
     # A batch lands in one queue at consecutive offsets.
