@@ -224,3 +224,47 @@ def test_dlq_after_max_reconsume_times(make_cluster, consumers, tmp_path):
     out = run_driver(tmp_path, "pull", c.namesrv, dlq, "dlq-reader")
     got = [m for q in out["queues"] for m in q["messages"]]
     assert bodies(got) == sent
+
+
+def test_two_orderly_consumers_hand_queues_over(cluster, consumers, tmp_path):
+    """A second orderly consumer joins: queues move over (UNLOCK/LOCK_BATCH_MQ) and per-key order holds."""
+    ns = cluster["namesrv"]
+    broker = cluster["cluster"].broker
+    topic, group = "InteropOrderly2", "orderly2-group"
+    keys = 4
+
+    def send_round(r: int, n: int = 3) -> list[str]:
+        msgs = [
+            {"topic": topic, "tags": "O", "keys": f"k{k}", "arg": k, "body": f"k{k}-{r:02d}-{i}"}
+            for i in range(n)
+            for k in range(keys)
+        ]
+        results = send_spec(tmp_path, ns, {"mode": "orderly", "messages": msgs})
+        assert all(x.get("status") == 0 for x in results), results
+        return [m["body"] for m in msgs]
+
+    sent = send_round(0)
+    a = consumers("a", ns, topic, group, "--orderly")
+    wait_until(lambda: bodies(a.messages()) >= set(sent), 30, 0.1, "first consumer got round 0")
+    b = consumers("b", ns, topic, group, "--orderly")
+    wait_until(
+        lambda: len(broker_probe.consumer_ids(broker, group)) == 2, 20, 0.1, "two consumers in the group"
+    )
+    for r in range(1, 21):
+        sent += send_round(r)
+        try:
+            wait_until(lambda s=set(sent): bodies(b.messages()) & s, 2, 0.05)
+            break
+        except AssertionError:
+            continue
+    wait_until(
+        lambda: bodies(a.messages()) | bodies(b.messages()) >= set(sent), 60, 0.1, "everything consumed"
+    )
+    ra, rb = a.stop(), b.stop()
+    assert bodies(rb["messages"]), "the second orderly consumer never got a queue"
+    # Per key, deliveries merged by receive time are in send order (duplicates allowed at the handover).
+    merged = sorted(ra["messages"] + rb["messages"], key=lambda m: m["recv_ms"])
+    for k in range(keys):
+        seq = [m["body"] for m in merged if m["keys"] == f"k{k}"]
+        first_seen = list(dict.fromkeys(seq))
+        assert first_seen == [b for b in sent if b.startswith(f"k{k}-")], seq
