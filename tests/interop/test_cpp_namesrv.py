@@ -22,6 +22,8 @@ def test_namesrv_list_with_a_dead_entry(cluster, tmp_path):
 
 def test_unknown_topic_without_auto_create_fails_cleanly(make_cluster, tmp_path):
     c = make_cluster(["autoCreateTopicEnable=false"])
-    results = send_spec(tmp_path, c.namesrv, {"messages": [{"topic": "InteropNoSuchTopic", "tags": "N", "body": "x"}]})
+    results = send_spec(
+        tmp_path, c.namesrv, {"messages": [{"topic": "InteropNoSuchTopic", "tags": "N", "body": "x"}]}
+    )
     assert "error" in results[0], results
     assert broker_probe.route(c.namesrv, "InteropNoSuchTopic") is None
