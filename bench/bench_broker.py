@@ -78,6 +78,16 @@ class RssSampler(threading.Thread):
         return self.peak
 
 
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process, in seconds (from /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
 def pct(values: list[int], p: float) -> float:
     if not values:
         return float("nan")
@@ -85,7 +95,8 @@ def pct(values: list[int], p: float) -> float:
     return values[min(len(values) - 1, int(len(values) * p))] / 1000.0
 
 
-def start_broker(workdir: str, flush: str, extra: dict[str, str]) -> tuple[subprocess.Popen, int, float]:
+def start_broker(workdir: str, flush: str, extra: dict[str, str], profile: str | None = None
+                 ) -> tuple[subprocess.Popen, int, float]:
     port = free_port()
     props = {
         "brokerClusterName": "BenchCluster",
@@ -101,8 +112,12 @@ def start_broker(workdir: str, flush: str, extra: dict[str, str]) -> tuple[subpr
         f.write("".join(f"{k}={v}\n" for k, v in props.items()))
     log = open(os.path.join(workdir, "broker.log"), "wb")
     t0 = time.monotonic()
-    p = subprocess.Popen([os.path.join(ROOT, "bin", "mqbroker"), "-c", conf], stdout=log, stderr=subprocess.STDOUT,
-                         cwd=ROOT)
+    cmd = [os.path.join(ROOT, "bin", "mqbroker"), "-c", conf]
+    if profile:
+        # the broker under cProfile (stats written when it shuts down on SIGTERM)
+        cmd = [sys.executable, "-m", "cProfile", "-o", profile, "-m", "broker", "-c", conf]
+    p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": ROOT})
     deadline = t0 + 30
     while not port_open(port):
         if p.poll() is not None or time.monotonic() > deadline:
@@ -143,10 +158,12 @@ def max_offset(addr: str, topic: str) -> int:
     return asyncio.run(go())
 
 
-def send_round(pool, addr, topic, total_senders, procs, seconds, body, batch, queues, max_ops):
+def send_round(pool, addr, topic, total_senders, procs, seconds, body, batch, queues, max_ops, broker_pid):
     per = max(1, total_senders // procs)
     args = [(addr, topic, per, seconds, max_ops // procs, body, batch, queues, w) for w in range(procs)]
+    cpu0 = cpu_seconds(broker_pid)
     results = pool.starmap(broker_load.run_senders, args)
+    broker_cpu = cpu_seconds(broker_pid) - cpu0
     lat = [x for r in results for x in r["lat"]]
     elapsed = max(r["elapsed"] for r in results)
     msgs = sum(r["msgs"] for r in results)
@@ -156,7 +173,15 @@ def send_round(pool, addr, topic, total_senders, procs, seconds, body, batch, qu
         for k, v in r["codes"].items():
             codes[k] = codes.get(k, 0) + v
     return {"requests": len(lat), "msgs": msgs, "elapsed": elapsed, "p50": pct(lat, 0.5), "p99": pct(lat, 0.99),
-            "errors": errors, "codes": codes}
+            "errors": errors, "codes": codes, "broker_cpu": broker_cpu,
+            "client_cpu": sum(r.get("cpu", 0.0) for r in results)}
+
+
+def cpu_line(r: dict) -> str:
+    """Broker CPU per message (the figure the machine's load does not distort much) and utilisation."""
+    per_msg = r["broker_cpu"] / max(r["msgs"], 1) * 1e6
+    return (f"  broker CPU {per_msg:.1f} us/msg ({r['broker_cpu'] / r['elapsed']:.2f} cores), "
+            f"clients {r['client_cpu'] / max(r['msgs'], 1) * 1e6:.1f} us/msg")
 
 
 def main() -> None:
@@ -169,10 +194,12 @@ def main() -> None:
     ap.add_argument("--max-ops", type=int, default=2_000_000, help="cap on requests per round")
     ap.add_argument("--flush", default="ASYNC_FLUSH", choices=["ASYNC_FLUSH", "SYNC_FLUSH"])
     ap.add_argument("--keep", action="store_true", help="keep the store directory")
+    ap.add_argument("--profile", metavar="FILE", help="run the broker under cProfile, stats to FILE")
+    ap.add_argument("--only-send", action="store_true", help="skip the pull and end-to-end rounds")
     args = ap.parse_args()
 
     workdir = tempfile.mkdtemp(prefix="bench-broker-")
-    broker, port, start_s = start_broker(workdir, args.flush, {})
+    broker, port, start_s = start_broker(workdir, args.flush, {}, args.profile)
     addr = f"127.0.0.1:{port}"
     print(f"broker start -> accepting connections: {start_s * 1000:.0f} ms")
     idle_rss = rss_anon_kib(broker.pid)
@@ -185,27 +212,36 @@ def main() -> None:
     try:
         with ctx.Pool(args.procs) as pool:
             for senders in (16, 64):
-                r = send_round(pool, addr, topic, senders, args.procs, args.seconds, args.body, 1, queues, args.max_ops)
+                r = send_round(pool, addr, topic, senders, args.procs, args.seconds, args.body, 1, queues, args.max_ops,
+                               broker.pid)
                 print(f"send 1 KiB, {senders:3d} senders / {args.procs} procs: {r['msgs'] / r['elapsed']:9.0f} msgs/s  "
-                      f"p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms  errors {r['errors']} {r['codes'] or ''}")
-            r = send_round(pool, addr, topic, 16, args.procs, args.seconds, args.body, 16, queues, args.max_ops // 16)
+                      f"p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms  errors {r['errors']} {r['codes'] or ''}"
+                      + cpu_line(r))
+            r = send_round(pool, addr, topic, 16, args.procs, args.seconds, args.body, 16, queues, args.max_ops // 16,
+                           broker.pid)
             print(f"batch x16, 16 senders / {args.procs} procs:   {r['msgs'] / r['elapsed']:9.0f} msgs/s  "
                   f"({r['requests'] / r['elapsed']:.0f} req/s)  p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms  "
-                  f"errors {r['errors']}")
-            halves = [list(range(queues))[i::2] for i in range(2)]
-            res = pool.starmap(broker_load.run_puller, [(addr, topic, q, 60.0, 50_000_000) for q in halves])
-            msgs = sum(x["msgs"] for x in res)
-            el = max(x["elapsed"] for x in res)
-            print(f"pull backlog, 2 procs x 4 queues:           {msgs / el:9.0f} msgs/s  ({msgs} msgs, "
-                  f"{sum(x['bytes'] for x in res) / el / 1e6:.0f} MB/s)")
-            start_off = max_offset(addr, "BenchE2E")
-            n = int(args.e2e_rate * args.e2e_seconds)
-            cons = pool.apply_async(broker_load.run_e2e_consumer, (addr, "BenchE2E", start_off, n, args.e2e_seconds + 15))
-            prod = broker_load.run_e2e_producer(addr, "BenchE2E", args.e2e_rate, args.e2e_seconds, args.body)
-            lat = cons.get(args.e2e_seconds + 30)["lat"]
-        print(f"end-to-end send -> long-poll delivery at {args.e2e_rate}/s (producer and consumer processes): "
-              f"p50 {pct(lat, 0.5):.2f} ms  p99 {pct(lat, 0.99):.2f} ms  max {max(lat) / 1000 if lat else float('nan'):.2f} ms  "
-              f"delivered {len(lat)}/{prod['sent']}  send errors {prod['errors']}")
+                  f"errors {r['errors']}" + cpu_line(r))
+            if args.only_send:
+                lat, prod = None, None
+            else:
+                halves = [list(range(queues))[i::2] for i in range(2)]
+                cpu0 = cpu_seconds(broker.pid)
+                res = pool.starmap(broker_load.run_puller, [(addr, topic, q, 60.0, 50_000_000) for q in halves])
+                pull_cpu = cpu_seconds(broker.pid) - cpu0
+                msgs = sum(x["msgs"] for x in res)
+                el = max(x["elapsed"] for x in res)
+                print(f"pull backlog, 2 procs x 4 queues:           {msgs / el:9.0f} msgs/s  ({msgs} msgs, "
+                      f"{sum(x['bytes'] for x in res) / el / 1e6:.0f} MB/s)  broker CPU {pull_cpu / max(msgs, 1) * 1e6:.1f} us/msg")
+                start_off = max_offset(addr, "BenchE2E")
+                n = int(args.e2e_rate * args.e2e_seconds)
+                cons = pool.apply_async(broker_load.run_e2e_consumer, (addr, "BenchE2E", start_off, n, args.e2e_seconds + 15))
+                prod = broker_load.run_e2e_producer(addr, "BenchE2E", args.e2e_rate, args.e2e_seconds, args.body)
+                lat = cons.get(args.e2e_seconds + 30)["lat"]
+        if lat is not None:
+            print(f"end-to-end send -> long-poll delivery at {args.e2e_rate}/s (producer and consumer processes): "
+                  f"p50 {pct(lat, 0.5):.2f} ms  p99 {pct(lat, 0.99):.2f} ms  max {max(lat) / 1000 if lat else float('nan'):.2f} ms  "
+                  f"delivered {len(lat)}/{prod['sent']}  send errors {prod['errors']}")
         peak = sampler.stop()
         print(f"broker RssAnon: idle {idle_rss / 1024:.0f} MiB, peak under load {peak / 1024:.0f} MiB")
     finally:

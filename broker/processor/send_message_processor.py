@@ -31,9 +31,10 @@ from common.message import (
 )
 from common.perm import PERM_READ, PERM_WRITE, is_writeable
 from common.util import java_string_hash, now_ms
-from remoting.codes import RequestCode, ResponseCode
+from remoting.codes import CURRENT_VERSION, RPC_TYPE_RESPONSE, LanguageCode, RequestCode, ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header import HeaderError
+from store.message_store import PutMessageStatus
 
 __all__ = ["SendMessageProcessor", "SendHeader", "parse_send_header", "put_status_to_response"]
 
@@ -43,6 +44,8 @@ _V3_4_9 = 121
 _NAME_VALUE = "\x01"
 _PROP_SEP = "\x02"
 _WAIT_KEY = MessageConst.WAIT + _NAME_VALUE
+_new_command = RemotingCommand.__new__
+_JAVA = LanguageCode.JAVA
 
 
 @functools.lru_cache(maxsize=8192)
@@ -100,8 +103,48 @@ def _int(name: str, v: Any) -> int:
         raise HeaderError(f"header field {name} is not a number: {v!r}") from None
 
 
+def _parse_v2_fast(ext: dict) -> SendHeader | None:
+    """SEND_MESSAGE_V2 header when every required field is there and numeric (the usual case), else None.
+
+    One key lookup and at most one ``int`` per field; anything unusual falls back to
+    :func:`parse_send_header`, which produces the exact error.
+    """
+    try:
+        h = _new_header(SendHeader)
+        h.producerGroup = ext["a"]
+        h.topic = ext["b"]
+        h.defaultTopic = ext["c"]
+        h.defaultTopicQueueNums = int(ext["d"])
+        h.queueId = int(ext["e"])
+        h.sysFlag = int(ext["f"])
+        h.bornTimestamp = int(ext["g"])
+        h.flag = int(ext["h"])
+    except (KeyError, ValueError, TypeError):
+        return None
+    g = ext.get
+    h.properties = g("i")
+    v = g("j")
+    h.reconsumeTimes = None if v is None else _int("j", v)
+    v = g("k")
+    h.unitMode = v is not None and (v == "true" or str(v).lower() == "true")
+    v = g("l")
+    h.maxReconsumeTimes = None if v is None else _int("l", v)
+    v = g("m")
+    h.batch = v is not None and (v == "true" or str(v).lower() == "true")
+    if type(h.topic) is not str or type(h.producerGroup) is not str or type(h.defaultTopic) is not str:
+        return None
+    return h
+
+
+_new_header = SendHeader.__new__
+
+
 def parse_send_header(ext: dict | None, v2: bool) -> SendHeader:
     """Decode a V1 or V2 send header; HeaderError names a missing/bad required field."""
+    if v2 and ext:
+        h = _parse_v2_fast(ext)
+        if h is not None:
+            return h
     if not ext:
         raise HeaderError(f"the custom field <{'a' if v2 else 'producerGroup'}> is null")
     keys = _V2_KEYS if v2 else _V1_KEYS
@@ -155,6 +198,11 @@ _STORED_CODES = {
 }
 
 
+_SUCCESS = int(ResponseCode.SUCCESS)
+_PUT_OK = PutMessageStatus.PUT_OK
+_SEND_V2 = int(RequestCode.SEND_MESSAGE_V2)
+
+
 def put_status_to_response(status_name: str, max_message_size: int) -> tuple[int, str | None, bool]:
     """(response code, remark, stored?) for a PutMessageStatus name (spec broker-behaviour §5)."""
     code = _STORED_CODES.get(status_name)
@@ -200,12 +248,18 @@ class SendMessageProcessor:
             "TRACE_ON": "true" if broker_config.traceOn else "false",
         }
         self._rand = random.Random()
+        self._page_cache_busy = getattr(store, "is_os_page_cache_busy", None)
+        # PutMessageStatus member -> (code, remark, stored); filled on first sight of each status
+        self._status_answers: dict[Any, tuple[int, str | None, bool]] = {}
 
     # -- entry point -----------------------------------------------------------
 
     def process_request(self, req: RemotingCommand, conn: Any) -> RemotingCommand | Awaitable[RemotingCommand]:
         code = req.code
-        h = parse_send_header(req.ext_fields, code != RequestCode.SEND_MESSAGE)
+        ext = req.ext_fields
+        h = _parse_v2_fast(ext) if code == _SEND_V2 and ext else None
+        if h is None:
+            h = parse_send_header(ext, code != RequestCode.SEND_MESSAGE)
         if h.batch:
             return self._send_batch(req, conn, h)
         return self._send_one(req, conn, h)
@@ -221,7 +275,7 @@ class SendMessageProcessor:
         bc = self.broker_config
         if bc.startAcceptSendRequestTimeStamp and now_ms() < bc.startAcceptSendRequestTimeStamp:
             return self._error(req, ResponseCode.SYSTEM_ERROR, "broker unable to service, until " + str(bc.startAcceptSendRequestTimeStamp))
-        busy = getattr(self.store, "is_os_page_cache_busy", None)
+        busy = self._page_cache_busy
         if busy is not None and busy():
             return self._error(
                 req,
@@ -483,16 +537,33 @@ class SendMessageProcessor:
     def _response(self, req: RemotingCommand, result: Any, topic: str, qid: int, size: int) -> RemotingCommand:
         if result is None:
             return self._error(req, ResponseCode.SYSTEM_ERROR, "store putMessage return null")
-        code, remark, stored = put_status_to_response(result.status.name, self.max_message_size)
-        if not stored:
-            if remark and result.remark:
-                remark = f"{remark} ({result.remark})"
-            return self._error(req, code, remark)
+        status = result.status
+        if status is _PUT_OK:  # identity first: hashing an Enum member runs Python code
+            code = _SUCCESS
+        else:
+            answer = self._status_answers.get(status)
+            if answer is None:
+                answer = self._status_answers[status] = put_status_to_response(status.name, self.max_message_size)
+            code, remark, stored = answer
+            if not stored:
+                if remark and result.remark:
+                    remark = f"{remark} ({result.remark})"
+                return self._error(req, code, remark)
         ar = result.append_result
         self.stats.inc_put(topic, ar.msg_num, size)
-        ext = dict(self._resp_base)
+        ext = self._resp_base.copy()
         ext["msgId"] = ar.msg_id
         ext["queueId"] = str(qid)
         ext["queueOffset"] = str(ar.logics_offset)
-        resp = RemotingCommand(code, opaque=req.opaque, flag=1, ext_fields=ext, serialize_type=req.serialize_type)
+        # slots filled directly: one response per message on the hot path
+        resp = _new_command(RemotingCommand)
+        resp.code = code
+        resp.language = _JAVA
+        resp.version = CURRENT_VERSION
+        resp.opaque = req.opaque
+        resp.flag = RPC_TYPE_RESPONSE
+        resp.remark = None
+        resp.ext_fields = ext
+        resp.body = None
+        resp.serialize_type = req.serialize_type
         return resp
