@@ -21,19 +21,31 @@ from remoting.header.broker import (
 from remoting.header.namesrv import GetRouteInfoRequestHeader
 
 
-async def _invoke(addr: str, code: int, header, timeout: float, language: int | None) -> RemotingCommand:
+async def _invoke(
+    addr: str, code: int, header, timeout: float, language: int | None, extra_ext
+) -> RemotingCommand:
     req = RemotingCommand.request(code, header)
     if language is not None:
         req.language = language
+    for k, v in (extra_ext or {}).items():
+        req.add_ext_field(k, v)
     async with RemotingClient(name="interop-probe") as client:
         return await client.invoke(addr, req, timeout)
 
 
 def invoke(
-    addr: str, code: int, header, timeout: float = 3.0, language: int | None = None
+    addr: str,
+    code: int,
+    header,
+    timeout: float = 3.0,
+    language: int | None = None,
+    extra_ext: dict | None = None,
 ) -> RemotingCommand:
-    """One request/response round trip to ``addr`` (``language``: the request's LanguageCode, default JAVA)."""
-    return asyncio.run(_invoke(addr, code, header, timeout, language))
+    """One request/response round trip to ``addr``.
+
+    ``language``: the request's LanguageCode (default JAVA); ``extra_ext``: extFields beyond the header's.
+    """
+    return asyncio.run(_invoke(addr, code, header, timeout, language, extra_ext))
 
 
 def _offset(resp: RemotingCommand) -> int:

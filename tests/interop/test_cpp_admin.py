@@ -7,17 +7,21 @@ test_cpp_consumer's pull test); here the admin side is our own RemotingClient.
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
 pytest.importorskip("rocketmq.client", reason="official C++ client binding not installed")
 
+from common.message import decode_messages  # noqa: E402
 from remoting import fastjson  # noqa: E402
 from remoting.codes import LanguageCode, RequestCode, ResponseCode  # noqa: E402
 from remoting.header.broker import (  # noqa: E402
     GetConsumerConnectionListRequestHeader,
     GetConsumeStatsRequestHeader,
+    QueryMessageRequestHeader,
     ResetOffsetRequestHeader,
+    ViewMessageRequestHeader,
 )
 from remoting.header.client_extra import GetConsumerRunningInfoRequestHeader  # noqa: E402
 from tests.interop import broker_probe  # noqa: E402
@@ -165,3 +169,48 @@ def test_cpp_heartbeat_enums_are_read_by_ordinal(cluster, consumers, tmp_path):
     assert conn["consumeType"] == "CONSUME_PASSIVELY"
     assert conn["messageModel"] == "CLUSTERING"
     assert conn["consumeFromWhere"] == "CONSUME_FROM_LAST_OFFSET"
+
+
+def test_query_and_view_messages_sent_by_the_cpp_client(cluster, tmp_path):
+    """queryMsgByKey / queryMsgByUniqueKey / queryMsgById on what the C++ producer stored."""
+    c = cluster["cluster"]
+    topic = "InteropQuery"
+    msgs = [
+        {
+            "topic": topic,
+            "tags": "Q",
+            "keys": f"order-{i} shared-key",
+            "props": {"p": f"v{i}"},
+            "body": f"query-{i}",
+        }
+        for i in range(5)
+    ]
+    results = send_spec(tmp_path, c.namesrv, {"messages": msgs})
+    assert all(r.get("status") == 0 for r in results), results
+    now = int(time.time() * 1000)
+
+    def query(key: str, unique: bool = False) -> list:
+        req = QueryMessageRequestHeader(
+            topic=topic, key=key, maxNum=32, beginTimestamp=0, endTimestamp=now + 60_000
+        )
+        ext = {"_UNIQUE_KEY_QUERY": "true"} if unique else {}
+        resp = broker_probe.invoke(c.broker, RequestCode.QUERY_MESSAGE, req, extra_ext=ext)
+        if resp.code == ResponseCode.QUERY_NOT_FOUND:
+            return []
+        assert resp.code == ResponseCode.SUCCESS, (resp.code, resp.remark)
+        return decode_messages(resp.body)
+
+    # Each of the space-separated KEYS is indexed.
+    wait_until(lambda: len(query("shared-key")) == 5, 10, 0.1, "all five found by the shared key")
+    (one,) = query("order-3")
+    assert one.body == b"query-3" and one.tags == "Q" and one.properties["p"] == "v3"
+    # The id the C++ producer got back is the UNIQ_KEY, found with the unique-key query.
+    (by_uniq,) = query(results[3]["msg_id"], unique=True)
+    assert by_uniq.uniq_key == results[3]["msg_id"] and by_uniq.body == b"query-3"
+    # VIEW_MESSAGE_BY_ID with the commit-log offset of the offset msgId.
+    resp = broker_probe.invoke(
+        c.broker, RequestCode.VIEW_MESSAGE_BY_ID, ViewMessageRequestHeader(offset=one.commit_log_offset)
+    )
+    assert resp.code == ResponseCode.SUCCESS, (resp.code, resp.remark)
+    (viewed,) = decode_messages(resp.body)
+    assert viewed.msg_id == one.msg_id and viewed.body == b"query-3"
