@@ -35,6 +35,7 @@ from common.message import (
     MessageExtBrokerInner,
     MessageSysFlag,
     host_to_bytes,
+    string_to_properties,
 )
 from common.util import java_string_hash, now_ms
 from store.config import MessageStoreConfig
@@ -163,15 +164,23 @@ class TagsCodeCalculator:
         return 0
 
 
-def _parse_props(s: str) -> dict[str, str]:
-    # inline of common.message.string_to_properties for the dispatch hot path
-    result: dict[str, str] = {}
-    if s:
-        for item in s.split(PROPERTY_SEPARATOR):
-            i = item.find("\x01")
-            if len(item) >= 3 and 0 < i < len(item) - 1:
-                result[item[:i]] = item[i + 1 :]
-    return result
+def _prop(s: str, name: str) -> str | None:
+    """The value of property ``name`` (given as ``"NAME\x01"``) in a properties string, without
+    parsing the rest; same result as ``string_to_properties(s).get(NAME)`` (last entry wins,
+    an empty value counts as absent)."""
+    i = s.rfind(name)
+    while i > 0 and s[i - 1] != PROPERTY_SEPARATOR:
+        i = s.rfind(name, 0, i)
+    if i < 0:
+        return None
+    j = s.find(PROPERTY_SEPARATOR, i)
+    v = s[i + len(name) : j] if j >= 0 else s[i + len(name) :]
+    return v or None
+
+
+_KEYS_NAME = MessageConst.KEYS + "\x01"
+_UNIQ_NAME = MessageConst.UNIQ_KEY + "\x01"
+_TAGS_NAME = MessageConst.TAGS + "\x01"
 
 
 _INVALID = DispatchRequest(success=False, msg_size=-1)
@@ -593,21 +602,30 @@ class CommitLog:
             props_s = str(props_raw, "utf-8", "replace") if plen else ""
         except (struct.error, IndexError, UnicodeDecodeError):
             return _INVALID
-        props = _parse_props(props_s)
+        if not props_s:
+            return DispatchRequest(topic, qid, phys, total, 0, store_ts, qoff, "", None, sys_flag, prepared,
+                                   None, True, None, "")
+        if topic == SCHEDULE_TOPIC:
+            tags_code = self.tags_code(topic, string_to_properties(props_s), store_ts)
+        else:
+            tags = _prop(props_s, _TAGS_NAME)
+            tags_code = self.tags_code.tags_hash(tags) if tags else 0
         return DispatchRequest(
             topic,
             qid,
             phys,
             total,
-            self.tags_code(topic, props, store_ts),
+            tags_code,
             store_ts,
             qoff,
-            props.get("KEYS", ""),
-            props.get("UNIQ_KEY"),
+            _prop(props_s, _KEYS_NAME) or "",
+            _prop(props_s, _UNIQ_NAME),
             sys_flag,
             prepared,
-            props,
+            None,
             True,
+            None,
+            props_s,
         )
 
     # -- recovery -------------------------------------------------------------------------

@@ -214,6 +214,10 @@ class DefaultMessageStore:
                                                self.consume_queues.truncate_dirty,
                                                self.consume_queues.destroy_all,
                                                self._needs_dispatch)
+            for d in self.dispatchers:  # e.g. the index header, written once after the re-dispatch
+                end = getattr(d, "end_batch", None)
+                if end is not None:
+                    end()
         self.commit_log.topic_queue_table = self.consume_queues.max_offsets()
         self.consume_queues.correct_min_offsets(max(0, self.commit_log.get_min_offset()))
         self.reput.reput_from_offset = self._reput_start_offset()

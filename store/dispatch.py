@@ -8,10 +8,9 @@ the index. Each dispatcher is a small object with one ``dispatch`` method.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Protocol
 
-from common.message import MessageSysFlag
+from common.message import MessageSysFlag, string_to_properties
 
 __all__ = [
     "DispatchRequest",
@@ -21,32 +20,64 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
 class DispatchRequest:
     """What a dispatcher needs of one CommitLog record.
 
     ``msg_size`` 0 with ``success`` True is the BLANK end-of-file record;
-    ``success`` False marks bytes that are not a valid record.
+    ``success`` False marks bytes that are not a valid record. ``properties`` is
+    parsed from ``properties_string`` on first access: the consume-queue and index
+    dispatchers only need ``keys``/``uniq_key``/``tags_code``, extracted directly.
     """
 
-    topic: str = ""
-    queue_id: int = 0
-    commit_log_offset: int = 0
-    msg_size: int = 0
-    tags_code: int = 0
-    store_timestamp: int = 0
-    consume_queue_offset: int = 0
-    keys: str = ""
-    uniq_key: str | None = None
-    sys_flag: int = 0
-    prepared_transaction_offset: int = 0
-    properties: dict[str, str] = field(default_factory=dict)
-    success: bool = True
-    bit_map: bytes | None = None
+    __slots__ = ("topic", "queue_id", "commit_log_offset", "msg_size", "tags_code", "store_timestamp",
+                 "consume_queue_offset", "keys", "uniq_key", "sys_flag", "prepared_transaction_offset",
+                 "_properties", "success", "bit_map", "properties_string")
+
+    def __init__(self, topic: str = "", queue_id: int = 0, commit_log_offset: int = 0, msg_size: int = 0,
+                 tags_code: int = 0, store_timestamp: int = 0, consume_queue_offset: int = 0, keys: str = "",
+                 uniq_key: str | None = None, sys_flag: int = 0, prepared_transaction_offset: int = 0,
+                 properties: dict[str, str] | None = None, success: bool = True, bit_map: bytes | None = None,
+                 properties_string: str = "") -> None:
+        self.topic = topic
+        self.queue_id = queue_id
+        self.commit_log_offset = commit_log_offset
+        self.msg_size = msg_size
+        self.tags_code = tags_code
+        self.store_timestamp = store_timestamp
+        self.consume_queue_offset = consume_queue_offset
+        self.keys = keys
+        self.uniq_key = uniq_key
+        self.sys_flag = sys_flag
+        self.prepared_transaction_offset = prepared_transaction_offset
+        self._properties = properties if properties is not None or properties_string else {}
+        self.success = success
+        self.bit_map = bit_map
+        self.properties_string = properties_string
+
+    @property
+    def properties(self) -> dict[str, str]:
+        """The record's properties (parsed lazily from ``properties_string``)."""
+        p = self._properties
+        if p is None:
+            p = self._properties = string_to_properties(self.properties_string)
+        return p
+
+    @properties.setter
+    def properties(self, value: dict[str, str]) -> None:
+        self._properties = value
+
+    def __repr__(self) -> str:
+        return (f"DispatchRequest(topic={self.topic!r}, queue_id={self.queue_id}, "
+                f"commit_log_offset={self.commit_log_offset}, msg_size={self.msg_size}, "
+                f"consume_queue_offset={self.consume_queue_offset}, success={self.success})")
 
 
 class CommitLogDispatcher(Protocol):
-    """Receives every dispatched record, in CommitLog order."""
+    """Receives every dispatched record, in CommitLog order.
+
+    A dispatcher may also define ``end_batch()``: the reput service calls it after
+    each pass over the records readable at that moment.
+    """
 
     def dispatch(self, request: DispatchRequest) -> None: ...
 
@@ -85,3 +116,9 @@ class CommitLogDispatcherBuildIndex:
     def dispatch(self, request: DispatchRequest) -> None:
         if self._enabled():
             self._index.build_index(request)
+
+    def end_batch(self) -> None:
+        """After a dispatch pass: write the index header to its mapping once for the whole batch."""
+        sync = getattr(self._index, "sync_header", None)
+        if sync is not None:
+            sync()

@@ -35,6 +35,7 @@ __all__ = [
     "IndexFile",
     "IndexFileError",
     "index_key_hash",
+    "PrefixedKeyHasher",
     "index_file_size",
     "index_file_name",
 ]
@@ -55,28 +56,83 @@ class IndexFileError(OSError):
 
 
 _POW_MAX = 1024
-# 31**k mod 2**32, highest power first: String.hashCode() = sum(u[i] * 31**(n-1-i)) mod 2**32
-_REV_POW31 = [pow(31, k, 1 << 32) for k in range(_POW_MAX)][::-1]
+# 31**k mod 2**32, lowest power first: String.hashCode() = sum(u[n-1-k] * 31**k) mod 2**32, so the
+# units are walked in reverse against this table (map() stops at the shorter iterable: no slicing)
+_POW31 = [pow(31, k, 1 << 32) for k in range(_POW_MAX)]
 _UTF16_NATIVE = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"
+_mul = operator.mul
+
+
+def _java_hash_unsigned(s: str) -> int:
+    """Java ``String.hashCode()`` as an unsigned 32-bit value (ASCII strings skip the UTF-16 encode)."""
+    if s.isascii():
+        if len(s) > _POW_MAX:
+            return java_string_hash(s) & 0xFFFFFFFF
+        return sum(map(_mul, reversed(s.encode("ascii")), _POW31)) & 0xFFFFFFFF
+    units = memoryview(s.encode(_UTF16_NATIVE)).cast("H")
+    if len(units) > _POW_MAX:
+        return java_string_hash(s) & 0xFFFFFFFF
+    return sum(map(_mul, reversed(units), _POW31)) & 0xFFFFFFFF
 
 
 def _java_hash(s: str) -> int:
-    """Same value as common.util.java_string_hash, about twice as fast (the index's hot path)."""
-    units = memoryview(s.encode(_UTF16_NATIVE)).cast("H")
-    n = len(units)
-    if n > _POW_MAX:
-        return java_string_hash(s)
-    h = sum(map(operator.mul, units, _REV_POW31[_POW_MAX - n :])) & 0xFFFFFFFF
+    """Same value as common.util.java_string_hash, several times faster (the index's hot path)."""
+    h = _java_hash_unsigned(s)
     return h - 0x100000000 if h & 0x80000000 else h
+
+
+def _abs_hash(h: int) -> int:
+    """``indexKeyHashMethod`` of an unsigned 32-bit hash: abs of the signed value, MIN_VALUE -> 0."""
+    if h & 0x80000000:
+        return 0 if h == 0x80000000 else 0x100000000 - h
+    return h
+
+
+_TAIL = 12  # long keys: the head's hash is cached (UNIQ_KEYs of one producer share their first 20 chars)
+_POW_TAIL = _POW31[_TAIL]
+
+
+class PrefixedKeyHasher:
+    """``index_key_hash(prefix + key)`` with the prefix's hash computed once.
+
+    hash(p + k) = hash(p) * 31**len16(k) + hash(k) (mod 2**32), so indexing
+    ``topic#key`` only hashes ``key``. For long ASCII keys the hash of all but the
+    last 12 characters is cached too (bounded), since message ids and order keys
+    of one producer share long heads.
+    """
+
+    __slots__ = ("_h", "_heads")
+
+    def __init__(self, prefix: str) -> None:
+        self._h = _java_hash_unsigned(prefix)
+        self._heads: dict[str, int] = {}
+
+    def __call__(self, key: str) -> int:
+        n = len(key)
+        if key.isascii() and n < _POW_MAX:
+            if n > 2 * _TAIL:
+                head = key[: n - _TAIL]
+                heads = self._heads
+                hh = heads.get(head)
+                if hh is None:
+                    if len(heads) >= 1024:
+                        heads.clear()
+                    hh = heads[head] = sum(map(_mul, reversed(head.encode("ascii")), _POW31))
+                h = hh * _POW_TAIL + sum(map(_mul, reversed(key[n - _TAIL :].encode("ascii")), _POW31))
+            else:
+                h = sum(map(_mul, reversed(key.encode("ascii")), _POW31))
+            h = (self._h * _POW31[n] + h) & 0xFFFFFFFF
+        else:
+            n = len(key.encode(_UTF16_NATIVE)) // 2
+            h = (self._h * pow(31, n, 1 << 32) + _java_hash_unsigned(key)) & 0xFFFFFFFF
+        if h & 0x80000000:
+            return 0 if h == 0x80000000 else 0x100000000 - h
+        return h
 
 
 def index_key_hash(key: str) -> int:
     """RocketMQ's ``indexKeyHashMethod``: ``abs(String.hashCode())``, Integer.MIN_VALUE mapped to 0."""
-    h = _java_hash(key)
-    if h == -0x80000000:
-        # Java's Math.abs(Integer.MIN_VALUE) stays negative; RocketMQ then uses 0.
-        return 0
-    return -h if h < 0 else h
+    return _abs_hash(_java_hash_unsigned(key))
 
 
 def index_file_size(hash_slot_num: int, index_num: int) -> int:
@@ -91,7 +147,10 @@ def index_file_name(ts_ms: int) -> str:
 
 
 class IndexHeader:
-    """The 40-byte header, mirrored in memory and written through to the buffer on every change."""
+    """The 40-byte header, kept in memory; :meth:`store` writes it to the buffer.
+
+    Writers store it after each batch of puts (IndexService.sync_header), on
+    flush and on close, instead of repacking 40 bytes per key."""
 
     __slots__ = (
         "_buf",
@@ -254,35 +313,92 @@ class IndexFile:
     # -- write ------------------------------------------------------------
 
     def put_key(self, key: str, phy_offset: int, store_timestamp: int) -> bool:
-        """Append an entry for ``key``; False when the file is full."""
+        """Append an entry for ``key``; False when the file is full (header written through)."""
+        if not self.put_hash(index_key_hash(key), phy_offset, store_timestamp):
+            return False
+        self.header.store()
+        return True
+
+    def put_hash(self, key_hash: int, phy_offset: int, store_timestamp: int) -> bool:
+        """Append an entry for a key whose :func:`index_key_hash` is ``key_hash``; False when full.
+
+        The header is updated in memory only; call :meth:`store_header` (or flush) to write it.
+        """
         h = self.header
         count = h.index_count
         if count >= self.index_num:
             return False
         mm = self._mm
-        key_hash = index_key_hash(key)
         slot_pos = INDEX_HEADER_SIZE + (key_hash % self.hash_slot_num) * HASH_SLOT_SIZE
         slot_value = _INT.unpack_from(mm, slot_pos)[0]
         if slot_value <= INVALID_INDEX or slot_value > count:
             slot_value = INVALID_INDEX
-        if h.begin_timestamp <= 0:
+            h.hash_slot_count += 1
+        begin_ts = h.begin_timestamp
+        if begin_ts <= 0:
             time_diff = 0
         else:
             # Java long division truncates toward zero; negatives clamp to 0 anyway.
-            delta = store_timestamp - h.begin_timestamp
-            time_diff = 0 if delta < 0 else min(delta // 1000, _INT_MAX)
+            delta = store_timestamp - begin_ts
+            time_diff = 0 if delta < 0 else (delta // 1000 if delta < 2_147_483_647_000 else _INT_MAX)
         _ENTRY.pack_into(mm, self._entries_base + count * INDEX_ENTRY_SIZE, key_hash, phy_offset, time_diff, slot_value)
         _INT.pack_into(mm, slot_pos, count)
         if count <= 1:
             h.begin_phy_offset = phy_offset
             h.begin_timestamp = store_timestamp
-        if slot_value == INVALID_INDEX:
-            h.hash_slot_count += 1
         h.index_count = count + 1
         h.end_phy_offset = phy_offset
         h.end_timestamp = store_timestamp
-        h.store()
         return True
+
+    def put_hashes(self, key_hashes: list[int], phy_offset: int, store_timestamp: int) -> int:
+        """Append one entry per hash (all for the same record); return how many fit (the file filled up
+        when that is less than ``len(key_hashes)``). The header is updated in memory only."""
+        h = self.header
+        count = h.index_count
+        index_num = self.index_num
+        mm = self._mm
+        slots = self.hash_slot_num
+        entries_base = self._entries_base
+        unpack_int = _INT.unpack_from
+        pack_int = _INT.pack_into
+        pack_entry = _ENTRY.pack_into
+        begin_ts = h.begin_timestamp
+        if begin_ts <= 0:
+            time_diff = 0
+        else:
+            delta = store_timestamp - begin_ts
+            time_diff = 0 if delta < 0 else (delta // 1000 if delta < 2_147_483_647_000 else _INT_MAX)
+        done = 0
+        new_slots = 0
+        for key_hash in key_hashes:
+            if count >= index_num:
+                break
+            slot_pos = INDEX_HEADER_SIZE + (key_hash % slots) * HASH_SLOT_SIZE
+            slot_value = unpack_int(mm, slot_pos)[0]
+            if slot_value <= INVALID_INDEX or slot_value > count:
+                slot_value = INVALID_INDEX
+                new_slots += 1
+            pack_entry(mm, entries_base + count * INDEX_ENTRY_SIZE, key_hash, phy_offset, time_diff, slot_value)
+            pack_int(mm, slot_pos, count)
+            if count <= 1:
+                # the first entry sets beginTimestamp: later keys of this record are 0 s from it
+                h.begin_phy_offset = phy_offset
+                h.begin_timestamp = store_timestamp
+                time_diff = 0
+            count += 1
+            done += 1
+        if done:
+            h.hash_slot_count += new_slots
+            h.index_count = count
+            h.end_phy_offset = phy_offset
+            h.end_timestamp = store_timestamp
+        return done
+
+    def store_header(self) -> None:
+        """Write the in-memory header to the mapping (no msync)."""
+        if not self._closed and not self.read_only:
+            self.header.store()
 
     # -- read -------------------------------------------------------------
 
@@ -350,6 +466,8 @@ class IndexFile:
     def close(self) -> None:
         """Unmap the file (idempotent)."""
         if not self._closed:
+            if not self.read_only:
+                self.header.store()
             self._closed = True
             self._mm.close()
 

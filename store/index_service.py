@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from common.util import now_ms
-from store.index_file import IndexFile, IndexFileError, index_file_name
+from store.index_file import IndexFile, IndexFileError, PrefixedKeyHasher, index_file_name
 
 __all__ = ["IndexService", "QueryOffsetResult", "IndexCheckpoint", "build_key"]
 
@@ -88,6 +88,9 @@ class IndexService:
         self._run_in_background = run_in_background
         self._lock = threading.RLock()
         self.index_files: list[IndexFile] = []
+        # per-topic hasher of "topic#": only the key part is hashed per entry
+        self._hashers: dict[str, PrefixedKeyHasher] = {}
+        self._dirty: IndexFile | None = None  # last file whose header changed since sync_header
 
     # -- lifecycle --------------------------------------------------------
 
@@ -162,39 +165,66 @@ class IndexService:
 
         Skipped when the record lies before the last file's endPhyOffset (already
         indexed: re-dispatch after recovery) and for ROLLBACK transaction records.
-        PREPARED records are indexed, as RocketMQ 4.9 does.
+        PREPARED records are indexed, as RocketMQ 4.9 does. The header reaches the
+        file on :meth:`sync_header` (the dispatcher calls it after each batch),
+        flush and roll; a direct caller that reads the raw file should call it.
         """
-        f = self._retry_get_and_create_index_file()
-        if f is None:
-            log.error("build index failed: no index file; offset %d", req.commit_log_offset)
-            return
-        if req.commit_log_offset < f.end_phy_offset:
+        files = self.index_files  # only this writer appends; cleanup swaps the list: a plain read is safe
+        f = files[-1] if files else None
+        if f is None or f.header.index_count >= f.index_num:
+            f = self._retry_get_and_create_index_file()
+            if f is None:
+                log.error("build index failed: no index file; offset %d", req.commit_log_offset)
+                return
+        offset = req.commit_log_offset
+        if offset < f.header.end_phy_offset:
             return
         if (req.sys_flag & _TRANSACTION_TYPE_MASK) == _TRANSACTION_ROLLBACK_TYPE:
             return
         topic = req.topic
+        hasher = self._hashers.get(topic)
+        if hasher is None:
+            if len(self._hashers) > 10_000:
+                self._hashers.clear()
+            hasher = self._hashers[topic] = PrefixedKeyHasher(topic + "#")
         uniq = req.uniq_key
-        if uniq:
-            f = self._put_key(f, req, build_key(topic, uniq))
-            if f is None:
-                return
         keys = req.keys
         if keys:
-            for k in keys.split(" "):
-                if k:
-                    f = self._put_key(f, req, build_key(topic, k))
-                    if f is None:
-                        return
+            hashes = [hasher(k) for k in keys.split(" ") if k] if " " in keys else [hasher(keys)]
+            if uniq:
+                hashes.insert(0, hasher(uniq))
+        elif uniq:
+            hashes = [hasher(uniq)]
+        else:
+            return
+        ts = req.store_timestamp
+        self._dirty = f
+        done = f.put_hashes(hashes, offset, ts)
+        while done < len(hashes):
+            hashes = hashes[done:]
+            f = self._put_full(f, hashes[0], offset, ts)
+            if f is None:
+                return
+            done = 1 + f.put_hashes(hashes[1:], offset, ts)
 
-    def _put_key(self, f: IndexFile, req: Any, key: str) -> IndexFile | None:
-        while not f.put_key(key, req.commit_log_offset, req.store_timestamp):
+    def sync_header(self) -> None:
+        """Write the header of the file written since the last call to its mapping (cheap, no msync)."""
+        f, self._dirty = self._dirty, None
+        if f is not None:
+            f.store_header()
+
+    def _put_full(self, f: IndexFile, key_hash: int, offset: int, ts: int) -> IndexFile | None:
+        """``f`` is full: roll to a new file and put the entry there."""
+        while True:
             log.info("index file %s is full, creating another one", f.file_name)
             nf = self._retry_get_and_create_index_file()
             if nf is None or nf is f:
-                log.error("put key %r failed: cannot create an index file", key)
+                log.error("put key at offset %d failed: cannot create an index file", offset)
                 return None
             f = nf
-        return f
+            self._dirty = f
+            if f.put_hash(key_hash, offset, ts):
+                return f
 
     def _retry_get_and_create_index_file(self) -> IndexFile | None:
         for _ in range(_MAX_TRY_CREATE):

@@ -59,59 +59,69 @@ class ReputMessageService:
         return self.reput_from_offset < self.commit_log.get_max_offset()
 
     def do_reput(self) -> int:
-        """Dispatch every complete record readable now; return how many."""
+        """Dispatch every complete record readable now; return how many.
+
+        One pass per mapped-file view; ``on_dispatched`` gets the last record of
+        each pass and dispatchers with ``end_batch`` are told when a pass ends.
+        """
         cl = self.commit_log
         count = 0
-        dispatchers = self.dispatchers
+        dispatchers = tuple(self.dispatchers)
         listener = self.arriving_listener if self._notify_arriving() else None
-        on_dispatched = self._on_dispatched
         file_size = cl.file_size
         check = cl.check_message_and_return_size
-        while self.reput_from_offset < cl.get_max_offset():
-            offset = self.reput_from_offset
-            if offset < cl.get_min_offset():
-                log.warning("reput offset %d below commit log min %d: jumping", offset, cl.get_min_offset())
-                self.reput_from_offset = cl.get_min_offset()
-                continue
-            mv = cl.get_data(offset)
-            if mv is None:
-                break
-            base = offset - offset % file_size
-            pos = offset % file_size
-            start = pos
-            n = len(mv) + pos  # the view starts at pos; re-base indices to the file
-            progressed = True
-            with memoryview(mv) as view:
-                rel = 0
-                while pos < n:
-                    req = check(view, rel, base, False)
-                    size = req.msg_size
-                    if req.success and size > 0:
-                        for d in dispatchers:
-                            d.dispatch(req)
-                        if on_dispatched is not None:
-                            on_dispatched(req)
-                        if listener is not None:
-                            listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,
-                                     req.store_timestamp, req.properties)
-                        pos += size
-                        rel += size
-                        count += 1
-                        self.reput_from_offset = base + pos
-                    elif req.success:
-                        self.reput_from_offset = cl.roll_next_file(base + pos)
-                        break
-                    else:
-                        if self._incomplete(view, rel) or not self._skip_corrupt():
-                            progressed = pos > start
+        last = None
+        try:
+            while self.reput_from_offset < cl.get_max_offset():
+                offset = self.reput_from_offset
+                if offset < cl.get_min_offset():
+                    log.warning("reput offset %d below commit log min %d: jumping", offset, cl.get_min_offset())
+                    self.reput_from_offset = cl.get_min_offset()
+                    continue
+                mv = cl.get_data(offset)
+                if mv is None:
+                    break
+                base = offset - offset % file_size
+                start = offset % file_size
+                n = len(mv)  # the view starts at ``start``; ``rel`` indexes it
+                progressed = True
+                with memoryview(mv) as view:
+                    rel = 0
+                    while rel < n:
+                        req = check(view, rel, base, False)
+                        size = req.msg_size
+                        if size > 0 and req.success:
+                            for d in dispatchers:
+                                d.dispatch(req)
+                            if listener is not None:
+                                listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,
+                                         req.store_timestamp, req.properties)
+                            last = req
+                            rel += size
+                            count += 1
+                            self.reput_from_offset = offset + rel
+                        elif req.success:
+                            self.reput_from_offset = cl.roll_next_file(base + start + rel)
                             break
-                        log.error("reput: corrupt record at %d, skipping the rest of the buffer", base + pos)
-                        self.reput_from_offset = base + n
-                        break
-            mv.release()
-            if not progressed:
-                break
-        self.dispatched_count += count
+                        else:
+                            if self._incomplete(view, rel) or not self._skip_corrupt():
+                                progressed = rel > 0
+                                break
+                            log.error("reput: corrupt record at %d, skipping the rest of the buffer", offset + rel)
+                            self.reput_from_offset = offset + n
+                            break
+                mv.release()
+                if not progressed:
+                    break
+        finally:
+            if last is not None:
+                if self._on_dispatched is not None:
+                    self._on_dispatched(last)
+                for d in dispatchers:
+                    end = getattr(d, "end_batch", None)
+                    if end is not None:
+                        end()
+            self.dispatched_count += count
         return count
 
     @staticmethod
