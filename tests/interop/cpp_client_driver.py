@@ -99,7 +99,7 @@ def send(args) -> dict:
     """Send messages described by a JSON spec.
 
     ``{"group", "mode": sync|async|oneway|orderly|batch, "batch": N, "timeout_ms",
-    "compress_level", "max_size", "messages": [{"topic", "tags", "keys", "props",
+    "compress_level", "max_size", "trace" (message trace on), "linger_file", "messages": [{"topic", "tags", "keys", "props",
     "delay", "body" | "gen", "arg" (orderly selector argument)}]}``.
     Every result carries ``born_ms`` (wall clock just before the send) and, for a
     failure, ``error``.
@@ -114,6 +114,11 @@ def send(args) -> dict:
         producer.set_compress_level(int(spec["compress_level"]))
     if "max_size" in spec:
         producer.set_max_message_size(int(spec["max_size"]))
+    if spec.get("trace"):
+        from rocketmq.ffi import dll
+
+        dll.SetProducerMessageTrace.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        dll.SetProducerMessageTrace(producer._handle, 0)  # CTraceModel OPEN
     producer.start()
     mode = spec.get("mode", "sync")
     msgs = spec["messages"]
@@ -170,6 +175,10 @@ def send(args) -> dict:
                 async_done.wait(float(spec.get("async_wait", 30)))
                 with async_lock:
                     results = sorted(async_results, key=lambda r: r["i"])
+        if spec.get("linger_file"):
+            deadline = time.monotonic() + float(spec.get("linger_max", 30))
+            while not os.path.exists(spec["linger_file"]) and time.monotonic() < deadline:
+                async_done.wait(0.05)
     finally:
         producer.shutdown()
         _KEEP_ALIVE.append(producer)

@@ -8,13 +8,15 @@ maximum size, and delay levels.
 from __future__ import annotations
 
 import hashlib
+import json
+import subprocess
 
 import pytest
 
 pytest.importorskip("rocketmq.client", reason="official C++ client binding not installed")
 
 from tests.interop import broker_probe  # noqa: E402
-from tests.interop.conftest import run_driver, send_spec  # noqa: E402
+from tests.interop.conftest import driver_cmd, driver_env, run_driver, send_spec  # noqa: E402
 from tests.interop.cpp_client_driver import gen_body  # noqa: E402
 from tests.support import wait_until  # noqa: E402
 
@@ -262,3 +264,45 @@ def test_properties_over_32k_refused_cleanly(cluster, capture, tmp_path):
         assert resp is not None and resp["code"] == 13, resp
     got = consume_all(tmp_path, cluster["namesrv"], "InteropBigProps", "bigprops-group", 1)
     assert [m["body"] for m in got] == ["fine"]
+
+
+def test_message_trace_records_reach_the_broker(cluster, tmp_path):
+    """The client's trace producer writes a Pub record; its topic name comes from our MSG_REGION."""
+    ns = cluster["namesrv"]
+    broker = cluster["cluster"].broker
+    # The C++ client's channel is ALIYUN (CLOUD-style): trace topic rmq_sys_TRACE_DATA_<regionId>.
+    trace_topic = "rmq_sys_TRACE_DATA_DefaultRegion"
+    linger = tmp_path / "linger"
+    spec = {
+        "trace": True,
+        "linger_file": str(linger),
+        "messages": [{"topic": "InteropTraced", "tags": "T", "keys": "traced-key", "body": "traced"}],
+    }
+    proc = subprocess.Popen(
+        driver_cmd("send", ns, json.dumps(spec)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=driver_env(tmp_path),
+    )
+
+    def traced() -> bool:
+        try:
+            return broker_probe.max_offset(broker, trace_topic, 0) >= 1
+        except AssertionError:  # not created yet
+            return False
+
+    try:
+        wait_until(traced, 20, 0.1, "a trace message stored")
+    finally:
+        linger.write_text("stop")
+        stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    (sent,) = json.loads(stdout.strip().splitlines()[-1])["results"]
+    out = run_driver(tmp_path, "pull", ns, trace_topic, "trace-reader")
+    records = [m["body"] for q in out["queues"] for m in q["messages"]]
+    pub = [r.split("\x01") for r in "".join(records).split("\x02") if r.startswith("Pub")]
+    assert pub, records
+    fields = pub[0]
+    assert fields[2] == "DefaultRegion"  # regionId, from the send response's MSG_REGION
+    assert fields[4] == "InteropTraced" and fields[5] == sent["msg_id"]
