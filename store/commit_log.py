@@ -116,6 +116,9 @@ _HEADERS = {
     for sv6 in (False, True)
 }
 _HDR44 = _HEADERS[(False, False)]
+# the IPv4/IPv4 header reduced to TOTAL MAGIC CRC QID QOFF PHYS SYSFLAG STORETS PREPARED BODYLEN (dispatch)
+_DISPATCH44 = struct.Struct(">iiii4xqqi8x4x4xq4x4x4xqi")
+assert _DISPATCH44.size == _HDR44.size
 _BLANK = struct.Struct(">ii")
 _I16 = struct.Struct(">h")
 _BATCH_HEAD = struct.Struct(">iiiii")  # client batch entry: totalSize magic bodyCRC flag bodyLen
@@ -164,16 +167,16 @@ class TagsCodeCalculator:
         return 0
 
 
-def _prop(s: str, name: str) -> str | None:
+def _prop(s: str, name: str, sep: str = PROPERTY_SEPARATOR) -> str | None:
     """The value of property ``name`` (given as ``"NAME\x01"``) in a properties string, without
     parsing the rest; same result as ``string_to_properties(s).get(NAME)`` (last entry wins,
     an empty value counts as absent)."""
     i = s.rfind(name)
-    while i > 0 and s[i - 1] != PROPERTY_SEPARATOR:
+    while i > 0 and s[i - 1] != sep:
         i = s.rfind(name, 0, i)
     if i < 0:
         return None
-    j = s.find(PROPERTY_SEPARATOR, i)
+    j = s.find(sep, i)
     v = s[i + len(name) : j] if j >= 0 else s[i + len(name) :]
     return v or None
 
@@ -553,28 +556,29 @@ class CommitLog:
         bytes in topic/properties, the trace of a record cut short.
         """
         n = len(mv)
-        if pos + 8 > n:
-            return _INVALID
-        total, magic = _BLANK.unpack_from(mv, pos)
-        if magic == BLANK_MAGIC_CODE:
-            return _BLANK_REQ
+        try:
+            # the common IPv4/IPv4 layout in one unpack of just the fields dispatch needs
+            total, magic, crc, qid, qoff, phys, sys_flag, store_ts, prepared, body_len = _DISPATCH44.unpack_from(
+                mv, pos)
+        except struct.error:
+            if pos + 8 > n:
+                return _INVALID
+            total, magic = _BLANK.unpack_from(mv, pos)
+            return _BLANK_REQ if magic == BLANK_MAGIC_CODE else _INVALID
         if magic != MESSAGE_MAGIC_CODE and magic != MESSAGE_MAGIC_CODE_V2:
-            return _INVALID
+            return _BLANK_REQ if magic == BLANK_MAGIC_CODE else _INVALID
         if total < _MIN_RECORD or pos + total > n:
             return _INVALID
         try:
-            # one unpack for the common IPv4/IPv4 header, redone with the right layout otherwise
-            f = _HDR44.unpack_from(mv, pos)
-            sys_flag = f[7]
             if sys_flag & (_BORN_V6 | _STORE_V6):
                 hdr = _HEADERS[(bool(sys_flag & _BORN_V6), bool(sys_flag & _STORE_V6))]
                 f = hdr.unpack_from(mv, pos)
                 p = pos + hdr.size
+                # TOTAL MAGIC CRC QID FLAG QOFF PHYS SYSFLAG BORNTS BORNADDR BORNPORT STORETS STOREADDR
+                # STOREPORT RECONSUME PREPARED BODYLEN
+                store_ts, prepared, body_len = f[11], f[15], f[16]
             else:
                 p = pos + 88
-            # TOTAL MAGIC CRC QID FLAG QOFF PHYS SYSFLAG BORNTS BORNADDR BORNPORT STORETS STOREADDR
-            # STOREPORT RECONSUME PREPARED BODYLEN
-            crc, qid, qoff, phys, store_ts, prepared, body_len = f[2], f[3], f[5], f[6], f[11], f[15], f[16]
             end = pos + total
             if body_len < 0 or p + body_len > end:
                 return _INVALID
