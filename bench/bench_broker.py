@@ -7,12 +7,20 @@ Prints (never asserts):
 * batch sends (16 messages per request);
 * pull throughput draining the backlog;
 * end-to-end latency send -> long-poll delivery at a fixed rate (default 5,000 msgs/s);
-* broker anonymous memory (RssAnon) at idle and the peak under load.
+* broker anonymous memory (RssAnon) at idle and the peak under load;
+* per round, the broker's CPU time per message (utime+stime from /proc) and the
+  sender processes' own CPU per message: on a small shared machine the
+  throughput figure moves with whatever else runs, the CPU per message much less.
 
-Bounded in time and count. Usage::
+The senders (bench/broker_load.py) are raw asyncio protocols with precomputed
+frames keeping exactly N requests in flight, so that they cost the machine as
+little as possible. Bounded in time and count. Usage::
 
     .venv/bin/python bench/bench_broker.py [--seconds 5] [--procs 4] [--body 1024] [--e2e-rate 5000]
-        [--flush ASYNC_FLUSH|SYNC_FLUSH] [--keep]
+        [--flush ASYNC_FLUSH|SYNC_FLUSH] [--keep] [--only-send] [--profile FILE]
+
+``--profile FILE`` runs the broker under cProfile (stats written at its shutdown;
+read them with ``python -m pstats FILE``).
 """
 
 from __future__ import annotations
