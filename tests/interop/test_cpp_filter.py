@@ -8,6 +8,7 @@ pytest.importorskip("rocketmq.client", reason="official C++ client binding not i
 
 from tests.interop import broker_probe  # noqa: E402
 from tests.interop.conftest import run_driver, send_spec  # noqa: E402
+from tests.support import wait_until  # noqa: E402
 
 
 def send_tagged(tmp_path, ns, topic, tags: list[str], per_tag: int) -> None:
@@ -60,5 +61,10 @@ def test_delay_level_above_the_max_is_clamped(cluster, tmp_path):
     assert results[0].get("status") == 0, results
     # Level 40 > 18 levels: parked in the last level's queue (queueId = level - 1 = 17).
     broker = cluster["cluster"].broker
-    assert broker_probe.max_offset(broker, "SCHEDULE_TOPIC_XXXX", 17) == 1
+    wait_until(
+        lambda: broker_probe.max_offset(broker, "SCHEDULE_TOPIC_XXXX", 17) == 1,
+        10,
+        0.05,
+        "parked at level 18",
+    )
     assert broker_probe.total_max_offset(broker, "InteropDelayMax", 4) == 0
