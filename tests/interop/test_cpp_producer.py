@@ -124,7 +124,9 @@ def test_batch_send_as_the_cpp_client_sends_it(cluster, capture, tmp_path):
         assert resp["code"] == 0 and "," not in resp["ext"]["msgId"]
     # One stored message per batch request, like Java's Boolean.parseBoolean("1") == false.
     broker = cluster["cluster"].broker
-    assert broker_probe.total_max_offset(broker, "InteropBatchWire", 4) == 2
+    wait_until(
+        lambda: broker_probe.total_max_offset(broker, "InteropBatchWire", 4) == 2, 10, 0.05, "2 stored"
+    )
 
 
 @pytest.mark.xfail(reason=BATCH_CLIENT_BUG, strict=False)
