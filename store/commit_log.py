@@ -119,6 +119,9 @@ _HDR44 = _HEADERS[(False, False)]
 # the IPv4/IPv4 header reduced to TOTAL MAGIC CRC QID QOFF PHYS SYSFLAG STORETS PREPARED BODYLEN (dispatch)
 _DISPATCH44 = struct.Struct(">iiii4xqqi8x4x4xq4x4x4xqi")
 assert _DISPATCH44.size == _HDR44.size
+# ... and to TOTAL MAGIC CRC QID PHYS SYSFLAG BODYLEN (recovery's validation walk)
+_RECOVER44 = struct.Struct(">iiii4x8xqi8x4x4x8x4x4x4x8xi")
+assert _RECOVER44.size == _HDR44.size
 _BLANK = struct.Struct(">ii")
 _I16 = struct.Struct(">h")
 _BATCH_HEAD = struct.Struct(">iiiii")  # client batch entry: totalSize magic bodyCRC flag bodyLen
@@ -634,85 +637,36 @@ class CommitLog:
 
     # -- recovery -------------------------------------------------------------------------
 
-    def _check_light(self, mm, mv: memoryview, pos: int, check_crc: bool):
-        """Validate the record at ``pos`` without building a DispatchRequest (recovery fast path).
-
-        Returns ``(size, topic, queue_id, sys_flag)``; size 0 = BLANK, -1 = invalid.
-        """
-        n = len(mv)
-        if pos + 8 > n:
-            return -1, "", 0, 0
-        total, magic = _BLANK.unpack_from(mv, pos)
-        if magic == BLANK_MAGIC_CODE:
-            return 0, "", 0, 0
-        if (magic != MESSAGE_MAGIC_CODE and magic != MESSAGE_MAGIC_CODE_V2) or total < _MIN_RECORD or pos + total > n:
-            return -1, "", 0, 0
-        try:
-            # one unpack for the common IPv4/IPv4 header, redone with the right layout otherwise
-            f = _HDR44.unpack_from(mv, pos)
-            sys_flag = f[7]
-            if sys_flag & (_BORN_V6 | _STORE_V6):
-                hdr = _HEADERS[(bool(sys_flag & _BORN_V6), bool(sys_flag & _STORE_V6))]
-                f = hdr.unpack_from(mv, pos)
-                p = pos + hdr.size
-            else:
-                p = pos + 88
-            crc = f[2]
-            qid = f[3]
-            body_len = f[-1]
-            end = pos + total
-            if body_len < 0 or p + body_len > end:
-                return -1, "", 0, 0
-            if check_crc and (zlib.crc32(mv[p : p + body_len]) & 0x7FFFFFFF) != crc:
-                log.warning("body CRC mismatch at position %d", pos)
-                return -1, "", 0, 0
-            p += body_len
-            if magic == MESSAGE_MAGIC_CODE:
-                tlen = mv[p]
-                p += 1
-            else:
-                tlen = _I16.unpack_from(mv, p)[0]
-                p += 2
-            tstart = p
-            p += tlen
-            plen = _I16.unpack_from(mv, p)[0] & 0xFFFF
-            if tlen <= 0 or p + 2 + plen != end or mm.find(b"\x00", tstart, p) >= 0 or (
-                    plen and mm.find(b"\x00", p + 2, end) >= 0):
-                return -1, "", 0, 0
-            topic = str(mv[tstart:p], "utf-8")
-        except (struct.error, IndexError, UnicodeDecodeError):
-            return -1, "", 0, 0
-        return total, topic, qid, sys_flag
-
     def _walk(self, start_index: int, check_crc: bool, on_record: Callable[[DispatchRequest], None] | None,
               needs_dispatch: Callable[[str, int, int, int, int], bool] | None = None) -> int:
         """Walk records from file ``start_index``; return the offset after the last valid record.
 
-        Every record is validated (lengths, magic, optional CRC, no NUL in topic or
-        properties). ``on_record`` receives the records ``needs_dispatch(topic,
-        queue_id, offset, size, sys_flag)`` accepts (all when it is None).
+        Every record is validated (lengths, magic, its own offset, optional body
+        CRC, no NUL in topic or properties). ``on_record`` receives the records
+        ``needs_dispatch(topic, queue_id, offset, size, sys_flag)`` accepts (all
+        when it is None). The loop is inlined and allocates nothing per record
+        but the topic lookup: it bounds how fast a crashed store comes back.
         """
         files = self.mapped_file_queue.mapped_files
         index = start_index
         mf = files[index]
-        mv = memoryview(mf.mm)
-        process_offset = mf.file_from_offset
+        mm = mf.mm
+        mv = memoryview(mm)
+        n = len(mv)
+        base = mf.file_from_offset
         pos = 0
+        unpack = _RECOVER44.unpack_from
+        crc32 = zlib.crc32
+        find = mm.find
+        topics: dict[bytes, str] = {}
+        magic_v1 = MESSAGE_MAGIC_CODE
         while True:
-            size, topic, qid, sys_flag = self._check_light(mf.mm, mv, pos, check_crc)
-            if size > 0:
-                phys = mf.file_from_offset + pos
-                if _I64.unpack_from(mv, pos + 28)[0] != phys:
-                    log.warning("record at %d claims another offset; stopping", phys)
-                    break
-                if on_record is not None and (needs_dispatch is None or needs_dispatch(topic, qid, phys, size,
-                                                                                         sys_flag)):
-                    req = self.check_message_and_return_size(mv, pos, mf.file_from_offset, False)
-                    if not req.success:
-                        break
-                    on_record(req)
-                pos += size
-            elif size == 0:
+            try:
+                total, magic, crc, qid, phys, sys_flag, body_len = unpack(mv, pos)
+            except struct.error:  # fewer than 88 bytes left: only a BLANK record can be there
+                magic = _BLANK.unpack_from(mv, pos)[1] if pos + 8 <= n else 0
+                total = 0
+            if magic == BLANK_MAGIC_CODE:
                 index += 1
                 if index >= len(files):
                     log.info("recover: last file %s ends with BLANK", mf.file_name)
@@ -720,13 +674,64 @@ class CommitLog:
                     break
                 mv.release()
                 mf = files[index]
-                mv = memoryview(mf.mm)
-                process_offset = mf.file_from_offset
+                mm = mf.mm
+                mv = memoryview(mm)
+                n = len(mv)
+                find = mm.find
+                base = mf.file_from_offset
                 pos = 0
-            else:
+                continue
+            if (magic != magic_v1 and magic != MESSAGE_MAGIC_CODE_V2) or total < _MIN_RECORD or pos + total > n:
                 break
+            p = pos + 88
+            if sys_flag & (_BORN_V6 | _STORE_V6):
+                hdr = _HEADERS[(bool(sys_flag & _BORN_V6), bool(sys_flag & _STORE_V6))]
+                f = hdr.unpack_from(mv, pos)
+                p = pos + hdr.size
+                body_len = f[16]
+            end = pos + total
+            if body_len < 0 or p + body_len > end:
+                break
+            if check_crc and (crc32(mv[p : p + body_len]) & 0x7FFFFFFF) != crc:
+                log.warning("body CRC mismatch at %d", base + pos)
+                break
+            p += body_len
+            if magic == magic_v1:
+                tlen = mv[p]
+                p += 1
+            else:
+                tlen = _I16.unpack_from(mv, p)[0]
+                p += 2
+            tstart = p
+            p += tlen
+            if p + 2 > end:
+                break
+            plen = _I16.unpack_from(mv, p)[0] & 0xFFFF
+            if tlen <= 0 or p + 2 + plen != end or find(b"\x00", tstart, p) >= 0 or (
+                    plen and find(b"\x00", p + 2, end) >= 0):
+                break
+            if phys != base + pos:
+                log.warning("record at %d claims another offset; stopping", base + pos)
+                break
+            raw = mm[tstart:p]
+            topic = topics.get(raw)
+            if topic is None:
+                try:
+                    topic = str(raw, "utf-8")
+                except UnicodeDecodeError:
+                    break
+                if len(topics) > 10_000:
+                    topics.clear()
+                topics[raw] = topic
+            if on_record is not None:
+                if needs_dispatch is None or needs_dispatch(topic, qid, phys, total, sys_flag):
+                    req = self.check_message_and_return_size(mv, pos, base, False)
+                    if not req.success:
+                        break
+                    on_record(req)
+            pos = end
         mv.release()
-        return process_offset + pos
+        return base + pos
 
     def _finish_recover(self, process_offset: int) -> None:
         q = self.mapped_file_queue
