@@ -13,6 +13,8 @@ import enum
 from dataclasses import dataclass, field, fields
 from typing import ClassVar
 
+import orjson
+
 from dledger.entry import DLedgerEntry
 
 __all__ = [
@@ -148,6 +150,34 @@ def _camel(name: str) -> str:
 
 
 _NOT_WIRE = {"frm", "to", "rid"}
+_K_LIST = "list"
+_K_OBJ = "obj"
+_K_INT = "int"
+_WIRE_CACHE: dict[type, tuple[tuple[str, str, str | None], ...]] = {}
+# fields whose value is an int or a str: copied as is (the hot path does no type tests on them)
+_PLAIN_TYPES = {"str", "str | None", "bool"}
+_INT_TYPES = {"int", "int | None"}  # int(v): an IntEnum code goes out as its number
+
+
+def _wire_fields(cls: type) -> tuple[tuple[str, str, str | None], ...]:
+    """(attribute, JSON key, kind) of the wire fields of a message class, computed once:
+    kind None = plain value, "list" = list of entries, "obj" = enum or entry."""
+    got = _WIRE_CACHE.get(cls)
+    if got is None:
+        out = []
+        for f in fields(cls):
+            if f.name in _NOT_WIRE:
+                continue
+            t = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+            if t in _PLAIN_TYPES:
+                kind = None
+            elif t in _INT_TYPES:
+                kind = _K_INT
+            else:
+                kind = _K_LIST if t.startswith("list") else _K_OBJ
+            out.append((f.name, _camel(f.name), kind))
+        got = _WIRE_CACHE[cls] = tuple(out)
+    return got
 
 
 @dataclass(slots=True, kw_only=True)
@@ -170,31 +200,40 @@ class Message:
     def to_json(self) -> dict:
         """The fastjson body (nulls omitted, as fastjson does by default)."""
         out: dict = {}
-        for f in fields(self):
-            if f.name in _NOT_WIRE:
-                continue
-            v = getattr(self, f.name)
+        for name, key, kind in _wire_fields(type(self)):
+            v = getattr(self, name)
             if v is None:
                 continue
-            if isinstance(v, enum.Enum):
-                v = v.value if isinstance(v.value, str) else int(v)
-            elif isinstance(v, DLedgerEntry):
-                v = v.to_json()
-            elif isinstance(v, list):
-                v = [e.to_json() if isinstance(e, DLedgerEntry) else e for e in v]
-            out[_camel(f.name)] = v
+            if kind is not None:
+                if kind is _K_INT:
+                    v = int(v)
+                elif kind is _K_LIST:
+                    if not v:
+                        out[key] = []
+                        continue
+                    v = [e.to_json() if isinstance(e, DLedgerEntry) else e for e in v]
+                elif isinstance(v, enum.Enum):
+                    v = v.value if isinstance(v.value, str) else int(v)
+                elif isinstance(v, DLedgerEntry):
+                    v = v.to_json()
+            out[key] = v
         return out
 
     @classmethod
     def from_json(cls, d: dict) -> Message:
         """Parse a fastjson body; unknown keys (fastjson's derived getters) are ignored."""
         kwargs = {}
-        for f in fields(cls):
-            key = _camel(f.name)
-            if f.name in _NOT_WIRE or key not in d:
-                continue
-            kwargs[f.name] = cls._parse_field(f.name, d[key])
+        parse = cls._parse_field
+        for name, key, kind in _wire_fields(cls):
+            if key in d:
+                v = d[key]
+                kwargs[name] = parse(name, v) if kind is _K_OBJ or kind is _K_LIST else v
         return cls(**kwargs)
+
+    def encode(self) -> bytes:
+        """The request or response body on the wire: JSON with the keys sorted as fastjson
+        writes them (UTF-8, nulls omitted)."""
+        return orjson.dumps(self.to_json(), option=orjson.OPT_SORT_KEYS)
 
     @classmethod
     def _parse_field(cls, name: str, v):

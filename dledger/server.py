@@ -317,7 +317,7 @@ class DLedgerServer:
         addr = self.peers.get(m.to)
         if addr is None:
             return
-        cmd = RemotingCommand.request(int(m.CODE), body=fastjson.dumps(m.to_json()))
+        cmd = RemotingCommand.request(int(m.CODE), body=m.encode())
 
         def done(resp: RemotingCommand | None, exc: BaseException | None, m=m) -> None:
             if self.core is None or self._ticker is None:
@@ -371,7 +371,7 @@ class DLedgerServer:
         if item is None:
             return
         conn, req = item
-        conn.send_response(req.response_to(200, body=fastjson.dumps(m.to_json())))
+        conn.send_response(req.response_to(200, body=m.encode()))
 
     def _on_append_request(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | None:
         """A DLedger client's APPEND (AppendEntryRequest, body base64): answered once committed."""
