@@ -5,8 +5,9 @@ bytes, each named by the 20-digit offset of its first byte in the queue's byte
 space. The CommitLog, every ConsumeQueue and DLedger's data/index files are such
 queues. Writers put bytes straight into ``MappedFile.mm`` (an ``mmap``) and
 advance ``wrote_position``; :meth:`MappedFile.flush` makes them durable with
-``msync(MS_SYNC)`` over the dirty range (Linux: a ranged fdatasync), which releases
-the GIL and so may run in an executor thread while the event loop keeps appending.
+``fdatasync`` on the file (it covers pages dirtied through the shared mapping). Not
+``mmap.flush()``: CPython 3.11 holds the GIL during that msync, which would stall
+the event loop even from an executor thread; fdatasync releases it.
 
 Reads hand out ``memoryview`` slices of the mapping. A file that is destroyed
 while views are alive is unlinked at once; its mapping stays valid until the
@@ -24,7 +25,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-__all__ = ["MappedFile", "MappedFileQueue", "MappedFileError", "offset_to_file_name", "OS_PAGE_SIZE"]
+__all__ = ["MappedFile", "MappedFileQueue", "MappedFileError", "offset_to_file_name", "OS_PAGE_SIZE", "sync_file"]
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,20 @@ DELETE_FILES_BATCH_MAX = 10
 
 class MappedFileError(OSError):
     """A mapped file cannot be created or has the wrong size."""
+
+
+def sync_file(path: str) -> None:
+    """Make every byte written to ``path`` (through any shared mapping) durable: ``fdatasync``.
+
+    Used instead of ``mmap.flush()``: CPython 3.11 holds the GIL for the whole
+    msync, so a flush "in an executor" would still stop the event loop; os.fdatasync
+    releases it. Raises FileNotFoundError when the file was deleted meanwhile.
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
 
 
 def offset_to_file_name(offset: int) -> str:
@@ -174,10 +189,9 @@ class MappedFile:
             with self._flush_lock:
                 target = self.wrote_position
                 if target > self.flushed_position:
-                    start = self.flushed_position - self.flushed_position % OS_PAGE_SIZE
                     try:
-                        self.mm.flush(start, target - start)
-                    except (OSError, ValueError) as e:  # closed under us by destroy()
+                        sync_file(self.path)
+                    except (OSError, ValueError) as e:  # deleted under us by destroy()
                         if self._available:
                             raise
                         log.debug("flush of destroyed file %s ignored: %s", self.path, e)

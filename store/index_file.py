@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Iterator
 
+from common.mapped_file import sync_file
 from common.util import java_string_hash
 
 __all__ = [
@@ -461,7 +462,10 @@ class IndexFile:
         if self._closed or self.read_only:
             return
         self.header.store()
-        self._mm.flush()
+        try:
+            sync_file(self.path)  # releases the GIL, unlike mmap.flush(): safe on a background thread
+        except FileNotFoundError:
+            pass
 
     def close(self) -> None:
         """Unmap the file (idempotent)."""
