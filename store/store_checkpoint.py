@@ -11,6 +11,8 @@ import os
 import struct
 import threading
 
+from common.mapped_file import sync_file
+
 __all__ = ["StoreCheckpoint", "CHECKPOINT_FILE_SIZE"]
 
 CHECKPOINT_FILE_SIZE = 4096
@@ -44,7 +46,11 @@ class StoreCheckpoint:
                 return
             _LAYOUT.pack_into(self._mm, 0, self.physic_msg_timestamp, self.logics_msg_timestamp,
                               self.index_msg_timestamp)
-            self._mm.flush()
+        # fdatasync outside the lock: it releases the GIL (mmap.flush does not)
+        try:
+            sync_file(self.path)
+        except FileNotFoundError:
+            pass
 
     def shutdown(self) -> None:
         self.flush()
