@@ -229,7 +229,7 @@ def main() -> None:
     secs = a.seconds or (3.0 if quick else 20.0)
     count = 100_000 if quick else 1_000_000
     try:
-        print(f"python {sys.version.split()[0]}, store in {base}")
+        print(f"python {sys.version.split()[0]}, store in {base}, load average {os.getloadavg()[0]:.2f}")
         bench_single(base, 128, count, secs)
         bench_single(base, 1024, count, secs)
         bench_single(base, 1024, count, secs, index=False)
@@ -237,6 +237,7 @@ def main() -> None:
         bench_batch(base, 1024, count * 4, secs)
         bench_flush_modes(base, 1024, 64 * (500 if quick else 5000), secs)
         bench_recovery(base, (128 if quick else 1024) * 1024 * 1024, secs * 3)
+        print(f"load average at the end {os.getloadavg()[0]:.2f}")
     finally:
         if a.dir is None:
             shutil.rmtree(base, ignore_errors=True)
