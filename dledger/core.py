@@ -206,6 +206,7 @@ class DLedgerCore:
         """Take the pending work (messages and results move out of the core)."""
         ctx = self.ctx
         ms = self.member_state
+        self.pusher.flush_pushes()
         hs = ms.hard_state if ms.hard_state != self._persisted_hard_state else None
         committed = [
             self.storage.get(i)

@@ -335,6 +335,7 @@ class EntryPusher:
         self._retry = t(push_ms // 2)
         self._commit_idle = t(push_ms)
         self._push_timeout = t(push_ms)
+        self.pump_due = False
 
     # ------------------------------------------------------------------ lifecycle
     def on_role_change(self, role: Role, term: int) -> None:
@@ -359,8 +360,16 @@ class EntryPusher:
         ctx = self.ctx
         self.checker.update_peer(ctx.ms.self_id, entry.index)
         self.checker.pending_appends[entry.index] = ctx.now + ctx.cfg.ticks(ctx.cfg.maxWaitAckTimeMs)
-        self.pump_all()
+        # Pushes go out when the driver takes the next Ready (flush_pushes), so every entry
+        # appended in between travels in the same push round (one batch with enableBatchPush).
+        self.pump_due = True
         self.checker.check()
+
+    def flush_pushes(self) -> None:
+        """Send what the appends since the last call made pushable (called by ``ready()``)."""
+        if self.pump_due:
+            self.pump_due = False
+            self.pump_all()
 
     def pending_count(self) -> int:
         return len(self.checker.pending_appends)
@@ -401,31 +410,37 @@ class EntryPusher:
             )
         )
 
-    def _push_append(self, d: EntryDispatcher, first: int, last: int) -> None:
+    def _push_append(self, d: EntryDispatcher, first: int, last: int, entries: list | None = None) -> None:
         """Push entries first..last: one entry, or one batch (enableBatchPush)."""
         storage = self.ctx.storage
         if first == last:
-            m = self._push(d, PushType.APPEND, storage.get(first))
+            m = self._push(d, PushType.APPEND, entries[0] if entries else storage.get(first))
         else:
-            m = self._push(d, PushType.APPEND, None, [storage.get(i) for i in range(first, last + 1)])
+            batch = entries or [storage.get(i) for i in range(first, last + 1)]
+            m = self._push(d, PushType.APPEND, None, batch)
             d.batch_last[first] = last
         d.pending[first] = self.ctx.now
         d.rids[m.rid] = first
 
-    def _batch_end(self, first: int) -> int:
-        """Last index of a batch starting at ``first``: entries until maxBatchPushSize bytes."""
+    def _batch(self, first: int) -> list[DLedgerEntry]:
+        """Entries of the push starting at ``first``: one, or (enableBatchPush) entries until
+        maxBatchPushSize bytes, at least one."""
         cfg = self.ctx.cfg
-        end = self.ctx.ms.ledger_end_index
+        get = self.ctx.storage.get
+        e = get(first)
+        out = [e]
         if not cfg.enableBatchPush:
-            return first
-        size = 0
-        last = first
-        while last <= end:
-            size += self.ctx.storage.get(last).size
-            if size >= cfg.maxBatchPushSize or last == end:
-                break
-            last += 1
-        return min(last, end)
+            return out
+        end = self.ctx.ms.ledger_end_index
+        limit = cfg.maxBatchPushSize
+        size = e.size
+        i = first + 1
+        while i <= end and size < limit:
+            e = get(i)
+            out.append(e)
+            size += e.size
+            i += 1
+        return out
 
     def pump_all(self) -> None:
         for d in self.dispatchers.values():
@@ -453,8 +468,9 @@ class EntryPusher:
                 self.pump(d)
                 return
             while d.write_index <= ms.ledger_end_index and len(d.pending) < MAX_PENDING_PUSHES:
-                last = self._batch_end(d.write_index)
-                self._push_append(d, d.write_index, last)
+                entries = self._batch(d.write_index)
+                last = d.write_index + len(entries) - 1
+                self._push_append(d, d.write_index, last, entries)
                 d.write_index = last + 1
 
     def _truncate(self, d: EntryDispatcher, index: int) -> None:
