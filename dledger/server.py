@@ -71,7 +71,14 @@ class DLedgerServer:
     ``on_role_change(role, term, leader_id)`` and ``on_committed(entries)`` may be
     plain functions or coroutines (coroutines run as tasks, in order of calls).
     ``storage`` defaults to the mmap file store under ``config.default_path()``
-    (``storeType=MEMORY``: a MemoryStorage).
+    (``storeType=MEMORY``: a MemoryStorage); the server closes only a storage it
+    created itself (a caller's storage is flushed and checkpointed by :meth:`stop`,
+    and stays open for the caller).
+
+    ``async_flush=False`` flushes written entries before anything acknowledges them
+    (every Ready); ``async_flush=True`` is DLedger's FlushDataService: entries are
+    acknowledged once written (they are in the page cache, so a killed process loses
+    nothing) and a background thread flushes every ``flushFileInterval`` ms.
     """
 
     def __init__(
@@ -83,10 +90,14 @@ class DLedgerServer:
         on_committed: Callable[[list[DLedgerEntry]], Any] | None = None,
         rng: random.Random | None = None,
         noop_on_election: bool = True,
+        async_flush: bool = False,
     ):
         self.config = config
         self.peers = config.peer_map()
         self._storage = storage
+        self._owns_storage = storage is None
+        self.async_flush = async_flush
+        self._flusher: asyncio.Task | None = None
         self.on_role_change = on_role_change
         self.on_committed = on_committed
         self._rng = rng
@@ -128,16 +139,22 @@ class DLedgerServer:
         await self._server.start()
         self._client = RemotingClient()
         self._ticker = asyncio.get_running_loop().create_task(self._tick_loop())
+        if self.async_flush:
+            self._flusher = asyncio.get_running_loop().create_task(self._flush_loop())
 
     async def stop(self) -> None:
+        """Stop timers and network; flush and checkpoint the storage; close it if it is ours."""
         self._stopped = True
-        if self._ticker is not None:
-            self._ticker.cancel()
-            try:
-                await self._ticker
-            except asyncio.CancelledError:
-                pass
-            self._ticker = None
+        for attr in ("_ticker", "_flusher"):
+            task = getattr(self, attr)
+            if task is not None:
+                if attr == "_ticker":
+                    task.cancel()  # the flusher ends by itself: never leave a flush thread running
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
+                setattr(self, attr, None)
         if self._server is not None:
             await self._server.stop(grace=0.5)
         if self._client is not None:
@@ -146,7 +163,13 @@ class DLedgerServer:
             if not fut.done():
                 fut.set_exception(DLedgerError(C.INTERNAL_ERROR, "server stopped"))
         if self._storage is not None:
-            self._storage.close()
+            if self._owns_storage:
+                self._storage.close()
+            else:
+                self._storage.flush()
+                persist = getattr(self._storage, "persist_checkpoint", None)
+                if persist is not None:
+                    persist()
 
     # ------------------------------------------------------------------ API
     @property
@@ -198,7 +221,35 @@ class DLedgerServer:
         self._schedule_ready()
         return await fut
 
+    def leader_lost(self, term: int | None = None) -> bool:
+        """The caller knows the leader is gone (e.g. its process died): a follower of
+        ``term`` (default: the current term) stands for election now instead of waiting
+        ``maxHeartBeatLeak`` heartbeats. Returns whether it did. Safe at any time: Raft's
+        safety never depends on when a member turns candidate."""
+        core = self.core
+        if core is None or self._stopped or core.role is not Role.FOLLOWER:
+            return False
+        if term is not None and term != core.term:
+            return False
+        core.elector.change_role_to_candidate(core.term)
+        self._schedule_ready()
+        return True
+
     # ------------------------------------------------------------------ the loop
+    async def _flush_loop(self) -> None:
+        """DLedger's FlushDataService: flush the written entries every ``flushFileInterval``
+        ms on an executor thread (the mapped files' flush releases the GIL)."""
+        loop = asyncio.get_running_loop()
+        interval = max(self.config.flushFileInterval, 1) / 1000.0
+        while not self._stopped:
+            await asyncio.sleep(interval)
+            if self._stopped:
+                return
+            try:
+                await loop.run_in_executor(None, self._storage.flush)
+            except Exception:  # noqa: BLE001 - keep flushing
+                log.exception("dledger %s: flush failed", self.config.selfId)
+
     async def _tick_loop(self) -> None:
         loop = asyncio.get_running_loop()
         interval = self.config.tickIntervalMs / 1000.0
@@ -261,7 +312,7 @@ class DLedgerServer:
             # 1. persist before anything leaves this node
             if rd.hard_state is not None and self.config.storeType.upper() != "MEMORY":
                 save_term_file(self._hard_state_dir, rd.hard_state)
-            if rd.must_sync:
+            if rd.must_sync and not self.async_flush:
                 self._storage.flush()
             self._storage.set_committed_index(rd.committed_index)
             # 2. send

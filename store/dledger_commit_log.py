@@ -14,10 +14,17 @@ machinery), the rest from the DLedger data files, whose first file starts at
 exactly that offset.
 
 Puts: :meth:`DLedgerCommitLog.put_message_async` returns once a quorum has the
-entry (or with the mapped failure status). The synchronous :meth:`put_message`
-(internal writers: delayed delivery, transactions, send-back) returns as soon as
-the leader appended the entry locally; replication then proceeds as for any
-entry.
+entry (or with the mapped failure status), as RocketMQ's DLedgerCommitLog does for
+every put (its synchronous putMessage waits on the same append future). The
+synchronous :meth:`put_message` cannot wait on an event loop: it returns as soon as
+the leader appended the entry locally and replication proceeds as for any entry,
+so a caller that must report the quorum outcome (delayed delivery, transactions,
+send-back) has to await ``DefaultMessageStore.put_message_async`` instead.
+
+The DLedger server runs DLedger's flush behaviour (``async_flush``: written entries
+are flushed every ``flushFileInterval`` ms in the background, not before each
+acknowledgement) and leaves the file store open when it stops: the store still reads
+it and closes it in :meth:`DLedgerCommitLog.shutdown`.
 """
 
 from __future__ import annotations
@@ -86,32 +93,6 @@ def dledger_config_from_store(sc: MessageStoreConfig, legacy_files: bool = False
     return c
 
 
-class _FileStore(DLedgerMmapFileStore):
-    """The DLedger file store as RocketMQ's DLedger runs it.
-
-    * Flushing is DLedger's FlushDataService: every ``flushFileInterval`` ms in the
-      background (:meth:`flush_now`), not before each acknowledgement; written entries are
-      in the page cache at once, so a killed process loses nothing (an OS crash may lose
-      the last few ms, as with DLedger).
-    * The files outlive the DLedger server: the store still reads (dispatches) them after
-      the server stopped, and closes them in its own shutdown (:meth:`release`).
-    """
-
-    def flush(self) -> None:  # the driver's per-Ready flush: left to the background flusher
-        pass
-
-    def flush_now(self) -> None:
-        super().flush()
-
-    def close(self) -> None:  # called by DLedgerServer.stop()
-        self.flush_now()
-        self.persist_checkpoint()
-
-    def release(self) -> None:
-        self.flush_now()
-        super().close()
-
-
 class _Scratch:
     """Stands in for a mapped file so the base encoder writes records into a buffer."""
 
@@ -143,7 +124,7 @@ class DLedgerCommitLog(CommitLog):
 
     def __init__(self, config: MessageStoreConfig, tags_code: TagsCodeCalculator | None = None) -> None:
         super().__init__(config, tags_code)
-        self.storage: _FileStore | None = None
+        self.storage: DLedgerMmapFileStore | None = None
         self.server: DLedgerServer | None = None
         self.dledger_config: DLedgerConfig | None = None
         self.divided_commitlog_offset = 0
@@ -154,7 +135,6 @@ class DLedgerCommitLog(CommitLog):
         self._committed_cache = (-2, 0)
         self._start_task: asyncio.Task | None = None
         self._watch_task: asyncio.Task | None = None
-        self._flush_task: asyncio.Task | None = None
         self.fast_leader_loss = True  # see _watch_leader
 
     # -- life cycle -----------------------------------------------------------------
@@ -165,7 +145,7 @@ class DLedgerCommitLog(CommitLog):
         legacy = len(self.mapped_file_queue.mapped_files) > 0
         self.dledger_config = cfg = dledger_config_from_store(self.config, legacy)
         try:
-            self.storage = _FileStore(
+            self.storage = DLedgerMmapFileStore(
                 cfg.default_path(),
                 data_file_size=cfg.mappedFileSizeForEntryData,
                 index_file_size=cfg.mappedFileSizeForEntryIndex,
@@ -175,7 +155,11 @@ class DLedgerCommitLog(CommitLog):
             log.error("cannot load the DLedger store: %s", e)
             return False
         self.server = DLedgerServer(
-            cfg, storage=self.storage, on_role_change=self._on_role_change, on_committed=self._on_committed
+            cfg,
+            storage=self.storage,
+            on_role_change=self._on_role_change,
+            on_committed=self._on_committed,
+            async_flush=True,  # DLedger's FlushDataService: flushed every flushFileInterval ms
         )
         return True
 
@@ -184,7 +168,6 @@ class DLedgerCommitLog(CommitLog):
         if self._start_task is None:
             loop = asyncio.get_running_loop()
             self._start_task = loop.create_task(self._start_server(), name="dledger-start")
-            self._flush_task = loop.create_task(self._flush_loop(), name="dledger-flush")
             if self.fast_leader_loss and len(self.dledger_config.peer_map()) > 1:
                 self._watch_task = loop.create_task(self._watch_leader(), name="dledger-leader-watch")
 
@@ -196,10 +179,11 @@ class DLedgerCommitLog(CommitLog):
             raise
 
     async def stop(self) -> None:
-        """Stop the DLedger member (network, timers); the files stay open until :meth:`shutdown`."""
+        """Stop the DLedger member (network, timers; it flushes the files but leaves them open
+        for the store until :meth:`shutdown`)."""
         if self._start_task is None:
             return
-        for task in (self._watch_task, self._flush_task):
+        for task in (self._watch_task,):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -212,25 +196,13 @@ class DLedgerCommitLog(CommitLog):
     def shutdown(self) -> None:
         super().shutdown()
         if self.storage is not None:
-            self.storage.release()
+            self.storage.close()  # the server stopped without closing it (the reput read it until now)
 
     def destroy(self) -> None:
         super().destroy()
         if self.storage is not None:
             self.storage.data.destroy()
             self.storage.index.destroy()
-
-    async def _flush_loop(self) -> None:
-        """DLedger's FlushDataService: msync the data and index files every flushFileInterval ms
-        in an executor thread (MappedFile.flush is thread-safe and releases the GIL)."""
-        loop = asyncio.get_running_loop()
-        interval = max(self.dledger_config.flushFileInterval, 1) / 1000.0
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await loop.run_in_executor(None, self.storage.flush_now)
-            except Exception:  # noqa: BLE001 - keep flushing
-                log.exception("DLedger flush failed")
 
     def _following(self) -> tuple[int, str] | None:
         s = self.server
@@ -285,7 +257,7 @@ class DLedgerCommitLog(CommitLog):
             if self._following() == following:
                 log.info("DLedger %s: leader %s is gone (port closed): standing for election",
                          self.dledger_config.selfId, following[1])
-                self.server.core.elector.change_role_to_candidate(following[0])
+                self.server.leader_lost(following[0])
 
     def _on_role_change(self, role: Role, term: int, leader_id: str | None):
         log.info("DLedger %s: role %s term %d leader %s", self.dledger_config.selfId, role.value, term, leader_id)
