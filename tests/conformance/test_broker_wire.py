@@ -1,0 +1,296 @@
+"""Broker answers on the wire: status -> code maps (broker-behaviour §5, §6) and response shapes (§13-§16).
+
+One real bin/mqbroker per module, spoken to over loopback with hand-built requests.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from broker.processor.send_message_processor import put_status_to_response
+from remoting import fastjson
+from remoting.body.consumer import LockBatchRequestBody, MessageQueue
+from remoting.body.heartbeat import SubscriptionData
+from remoting.client import RemotingClient
+from remoting.codes import RequestCode, ResponseCode
+from store.message_store import PutMessageStatus
+from tests.broker.helpers import BrokerProc, call, pull, send, wait_max_offset
+
+RC = ResponseCode
+
+# broker-behaviour §5 "Put result -> response code", transcribed.
+PUT_STATUS_CODES = {
+    "PUT_OK": (0, True),
+    "FLUSH_DISK_TIMEOUT": (10, True),
+    "FLUSH_SLAVE_TIMEOUT": (12, True),
+    "SLAVE_NOT_AVAILABLE": (11, True),
+    "CREATE_MAPEDFILE_FAILED": (1, False),
+    "OS_PAGECACHE_BUSY": (1, False),
+    "UNKNOWN_ERROR": (1, False),
+    "MESSAGE_ILLEGAL": (13, False),
+    "PROPERTIES_SIZE_EXCEEDED": (13, False),
+    "SERVICE_NOT_AVAILABLE": (14, False),
+}
+
+
+@pytest.mark.parametrize("status", list(PutMessageStatus), ids=lambda s: s.name)
+def test_put_status_maps_to_spec_code(status):
+    code, remark, stored = put_status_to_response(status.name, 4 * 1024 * 1024)
+    assert (code, stored) == PUT_STATUS_CODES[status.name]
+    if status.name == "OS_PAGECACHE_BUSY":
+        assert remark.startswith("[PC_SYNCHRONIZED]")
+
+
+def test_every_spec_put_status_exists_in_store():
+    assert {s.name for s in PutMessageStatus} == set(PUT_STATUS_CODES)
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    b = BrokerProc(tmp_path_factory.mktemp("wire"), "wire")
+    b.start()
+    yield b
+    b.stop()
+
+
+@pytest.fixture
+async def client():
+    c = RemotingClient(name="conformance")
+    yield c
+    await c.close()
+
+
+async def _create_topic(client, addr, topic, queues=4):
+    r = await call(client, addr, RequestCode.UPDATE_AND_CREATE_TOPIC, {
+        "topic": topic, "defaultTopic": "TBW102", "readQueueNums": queues, "writeQueueNums": queues, "perm": 6,
+        "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": "false"})
+    assert r.code == RC.SUCCESS, r.remark
+
+
+PULL_KEYS = {"suggestWhichBrokerId", "nextBeginOffset", "minOffset", "maxOffset"}
+
+
+def _pull_state(r):
+    assert PULL_KEYS <= set(r.ext_fields), r.ext_fields
+    return r.code, r.remark, int(r.ext_fields["nextBeginOffset"])
+
+
+async def test_pull_status_codes_and_next_begin_offset(broker, client):
+    """§6 table: store status -> code and nextBeginOffset on a master."""
+    topic = "ConfPull"
+    await _create_topic(client, broker.addr, topic)
+    # Empty queue: NO_MESSAGE_IN_QUEUE / NO_MATCHED_LOGIC_QUEUE -> NOT_FOUND at 0, OFFSET_MOVED elsewhere.
+    code, remark, nbo = _pull_state(await pull(client, broker.addr, "cg", topic, 0, 0))
+    assert (code, nbo) == (RC.PULL_NOT_FOUND, 0) and remark in ("NO_MESSAGE_IN_QUEUE", "NO_MATCHED_LOGIC_QUEUE")
+    code, remark, nbo = _pull_state(await pull(client, broker.addr, "cg", topic, 0, 5))
+    assert (code, nbo) == (RC.PULL_OFFSET_MOVED, 0) and remark in ("NO_MESSAGE_IN_QUEUE", "NO_MATCHED_LOGIC_QUEUE")
+
+    for _ in range(2):
+        r = await send(client, broker.addr, topic, b"x", {"TAGS": "A"}, queue_id=0)
+        assert r.code == RC.SUCCESS, r.remark
+    await wait_max_offset(client, broker.addr, topic, 0, 2)
+
+    r = await pull(client, broker.addr, "cg", topic, 0, 0)
+    assert _pull_state(r) == (RC.SUCCESS, "FOUND", 2)
+    assert (r.ext_fields["minOffset"], r.ext_fields["maxOffset"], r.ext_fields["suggestWhichBrokerId"]) == (
+        "0", "2", "0")
+    assert _pull_state(await pull(client, broker.addr, "cg", topic, 0, 2)) == (
+        RC.PULL_NOT_FOUND, "OFFSET_OVERFLOW_ONE", 2)
+    # The spec row says nextBeginOffset = maxOffset; 4.9.7's getMessage uses minOffset when it is 0
+    # (maxOffset otherwise), and our store follows the Java code: 0 here.
+    assert _pull_state(await pull(client, broker.addr, "cg", topic, 0, 9)) == (
+        RC.PULL_OFFSET_MOVED, "OFFSET_OVERFLOW_BADLY", 0)
+    assert _pull_state(await pull(client, broker.addr, "cg", topic, 0, 0, subscription="B")) == (
+        RC.PULL_RETRY_IMMEDIATELY, "NO_MATCHED_MESSAGE", 2)
+
+
+async def test_send_response_ext_fields(broker, client):
+    """§13.1: msgId, queueId, queueOffset plus MSG_REGION and TRACE_ON."""
+    topic = "ConfSend"
+    await _create_topic(client, broker.addr, topic)
+    r = await send(client, broker.addr, topic, b"hello", {"UNIQ_KEY": "AC1100010000000000000000000A0001"}, queue_id=1)
+    assert r.code == RC.SUCCESS, r.remark
+    ext = r.ext_fields
+    assert {"msgId", "queueId", "queueOffset", "MSG_REGION", "TRACE_ON"} <= set(ext)
+    assert len(ext["msgId"]) == 32 and int(ext["queueId"]) == 1 and int(ext["queueOffset"]) == 0
+    assert ext["MSG_REGION"] == "DefaultRegion" and ext["TRACE_ON"] in ("true", "false")
+    # SEND_MESSAGE (v1 names) answers the same way.
+    h = {"producerGroup": "pg", "topic": topic, "defaultTopic": "TBW102", "defaultTopicQueueNums": 4,
+         "queueId": 1, "sysFlag": 0, "bornTimestamp": int(time.time() * 1000), "flag": 0, "properties": ""}
+    r = await call(client, broker.addr, RequestCode.SEND_MESSAGE, h, b"v1")
+    assert r.code == RC.SUCCESS and r.ext_fields["queueOffset"] == "1"
+
+
+async def test_oversized_body_is_message_illegal(broker, client):
+    """§5 step 9: body > maxMessageSize -> MESSAGE_ILLEGAL (13), nothing stored."""
+    topic = "ConfBig"
+    await _create_topic(client, broker.addr, topic)
+    r = await send(client, broker.addr, topic, b"x" * (64 * 1024 + 1), queue_id=0)
+    assert r.code == RC.MESSAGE_ILLEGAL
+    r = await call(client, broker.addr, RequestCode.GET_MAX_OFFSET, {"topic": topic, "queueId": 0})
+    assert r.ext_fields["offset"] == "0"
+
+
+async def test_offset_queries(broker, client):
+    """§14.2: offset / timestamp response keys; QUERY_CONSUMER_OFFSET for a new group."""
+    topic = "ConfOffsets"
+    await _create_topic(client, broker.addr, topic)
+    before = int(time.time() * 1000) - 1000
+    assert (await send(client, broker.addr, topic, b"a", queue_id=0)).code == RC.SUCCESS
+    await wait_max_offset(client, broker.addr, topic, 0, 1)
+    q = {"topic": topic, "queueId": 0}
+    assert (await call(client, broker.addr, RequestCode.GET_MAX_OFFSET, q)).ext_fields == {"offset": "1"}
+    assert (await call(client, broker.addr, RequestCode.GET_MIN_OFFSET, q)).ext_fields == {"offset": "0"}
+    r = await call(client, broker.addr, RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, {**q, "timestamp": before})
+    assert r.code == RC.SUCCESS and r.ext_fields == {"offset": "0"}
+    r = await call(client, broker.addr, RequestCode.GET_EARLIEST_MSG_STORETIME, q)
+    assert r.code == RC.SUCCESS and set(r.ext_fields) == {"timestamp"} and int(r.ext_fields["timestamp"]) >= before
+    r = await call(client, broker.addr, RequestCode.UPDATE_CONSUMER_OFFSET,
+                   {"consumerGroup": "og", "topic": topic, "queueId": 0, "commitOffset": 1})
+    assert r.code == RC.SUCCESS
+    r = await call(client, broker.addr, RequestCode.QUERY_CONSUMER_OFFSET,
+                   {"consumerGroup": "og", "topic": topic, "queueId": 0})
+    assert r.code == RC.SUCCESS and r.ext_fields == {"offset": "1"}
+
+
+async def test_missing_required_header_field_is_refused(broker, client):
+    """§8: a missing R field gets an error answer naming the field, not a hang or a crash."""
+    r = await call(client, broker.addr, RequestCode.GET_MAX_OFFSET, {"queueId": 0})
+    assert r.code == RC.SYSTEM_ERROR and "topic" in (r.remark or "")
+    r = await call(client, broker.addr, RequestCode.QUERY_CONSUMER_OFFSET, {"consumerGroup": "g", "topic": "T"})
+    assert r.code == RC.SYSTEM_ERROR and "queueId" in (r.remark or "")
+
+
+async def test_query_and_view_message(broker, client):
+    """§14.5: QUERY_MESSAGE index keys / QUERY_NOT_FOUND; VIEW_MESSAGE_BY_ID on a bad offset -> SYSTEM_ERROR."""
+    topic = "ConfQuery"
+    await _create_topic(client, broker.addr, topic)
+    r = await send(client, broker.addr, topic, b"q", {"KEYS": "k1"}, queue_id=0)
+    assert r.code == RC.SUCCESS
+    await wait_max_offset(client, broker.addr, topic, 0, 1)
+    now = int(time.time() * 1000)
+    h = {"topic": topic, "key": "k1", "maxNum": 32, "beginTimestamp": 0, "endTimestamp": now + 60_000}
+
+    async def found():
+        r = await call(client, broker.addr, RequestCode.QUERY_MESSAGE, h)
+        return r if r.code == RC.SUCCESS else None
+
+    from tests.support import async_wait_until
+    r = await async_wait_until(found, 5.0, what="index built")
+    assert {"indexLastUpdateTimestamp", "indexLastUpdatePhyoffset"} <= set(r.ext_fields)
+    r = await call(client, broker.addr, RequestCode.QUERY_MESSAGE, {**h, "key": "no-such-key"})
+    assert r.code == RC.QUERY_NOT_FOUND
+    r = await call(client, broker.addr, RequestCode.VIEW_MESSAGE_BY_ID, {"offset": 1 << 40})
+    assert r.code == RC.SYSTEM_ERROR
+
+
+async def test_admin_error_codes(broker, client):
+    """§14.2/§16 error answers for unknown groups/topics."""
+    r = await call(client, broker.addr, RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": "nobody"})
+    assert r.code == RC.SYSTEM_ERROR
+    r = await call(client, broker.addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": "nobody"})
+    assert r.code == RC.CONSUMER_NOT_ONLINE
+    r = await call(client, broker.addr, RequestCode.GET_PRODUCER_CONNECTION_LIST, {"producerGroup": "nobody"})
+    assert r.code == RC.SYSTEM_ERROR
+    r = await call(client, broker.addr, RequestCode.GET_TOPIC_STATS_INFO, {"topic": "NoSuchTopicConf"})
+    assert r.code == RC.TOPIC_NOT_EXIST
+    topic = "ConfReset"
+    await _create_topic(client, broker.addr, topic, queues=1)
+    reset = {"topic": topic, "group": "resetg", "timestamp": -1, "isForce": "true"}
+    # A group without offsets is refused first (4.9.7 Broker2Client: SYSTEM_ERROR "... not exist") ...
+    r = await call(client, broker.addr, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, reset)
+    assert r.code == RC.SYSTEM_ERROR
+    r = await call(client, broker.addr, RequestCode.UPDATE_CONSUMER_OFFSET,
+                   {"consumerGroup": "resetg", "topic": topic, "queueId": 0, "commitOffset": 0})
+    assert r.code == RC.SUCCESS
+    # ... one with offsets but no online client gets CONSUMER_NOT_ONLINE (§16).
+    r = await call(client, broker.addr, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, reset)
+    assert r.code == RC.CONSUMER_NOT_ONLINE, r.remark
+    r = await call(client, broker.addr, RequestCode.VIEW_BROKER_STATS_DATA, {"statsName": "NOPE", "statsKey": "x"})
+    assert r.code == RC.SYSTEM_ERROR
+    r = await call(client, broker.addr, RequestCode.UPDATE_AND_CREATE_TOPIC, {
+        "topic": "TBW102", "defaultTopic": "TBW102", "readQueueNums": 4, "writeQueueNums": 4, "perm": 6,
+        "topicFilterType": "SINGLE_TAG", "order": "false"})
+    assert r.code == RC.SYSTEM_ERROR
+
+
+async def test_admin_bodies(broker, client):
+    """§16 response bodies: shapes by field name."""
+    topic = "ConfAdmin"
+    await _create_topic(client, broker.addr, topic, queues=3)
+    r = await call(client, broker.addr, RequestCode.GET_TOPIC_STATS_INFO, {"topic": topic})
+    tree = fastjson.loads(r.body)
+    assert len(tree["offsetTable"]) == 3
+    for k, v in tree["offsetTable"].items():
+        assert set(fastjson.loads(str.__str__(k))) == {"brokerName", "queueId", "topic"}
+        assert set(v) == {"lastUpdateTimestamp", "maxOffset", "minOffset"}
+
+    r = await call(client, broker.addr, RequestCode.GET_BROKER_CONFIG)
+    assert r.code == RC.SUCCESS and b"brokerName=wire\n" in r.body
+    assert set(fastjson.loads(r.ext_fields["version"])) >= {"counter", "timestamp"}
+
+    r = await call(client, broker.addr, RequestCode.GET_ALL_TOPIC_CONFIG)
+    tree = fastjson.loads(r.body)
+    assert set(tree) >= {"dataVersion", "topicConfigTable"}
+    assert set(tree["topicConfigTable"][topic]) >= {"order", "perm", "readQueueNums", "topicFilterType",
+                                                     "topicName", "topicSysFlag", "writeQueueNums"}
+
+    r = await call(client, broker.addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+    assert set(fastjson.loads(r.body)) >= {"dataVersion", "subscriptionGroupTable"}
+
+    r = await call(client, broker.addr, RequestCode.GET_ALL_CONSUMER_OFFSET)
+    assert "offsetTable" in fastjson.loads(r.body)
+
+    r = await call(client, broker.addr, RequestCode.GET_BROKER_RUNTIME_INFO)
+    assert isinstance(fastjson.loads(r.body)["table"], dict)
+
+    r = await call(client, broker.addr, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, {"topic": topic})
+    assert r.code == RC.SUCCESS and set(fastjson.loads(r.body)) == {"groupList"}
+
+    r = await call(client, broker.addr, RequestCode.QUERY_CONSUME_TIME_SPAN, {"topic": topic, "group": "tsg"})
+    spans = fastjson.loads(r.body)["consumeTimeSpanSet"]
+    assert len(spans) == 3
+    assert set(spans[0]) == {"consumeTimeStamp", "delayTime", "maxTimeStamp", "messageQueue", "minTimeStamp"}
+
+    r = await call(client, broker.addr, RequestCode.GET_CONSUME_STATS, {"consumerGroup": "csg", "topic": topic})
+    tree = fastjson.loads(r.body)
+    assert set(tree) == {"consumeTps", "offsetTable"} and len(tree["offsetTable"]) == 3
+    for v in tree["offsetTable"].values():
+        assert set(v) == {"brokerOffset", "consumerOffset", "lastTimestamp"}
+
+    mq = MessageQueue(topic=topic, brokerName="wire", queueId=0)
+    body = LockBatchRequestBody(consumerGroup="lg", clientId="c1", mqSet=[mq]).to_json()
+    r = await call(client, broker.addr, RequestCode.LOCK_BATCH_MQ, None, body)
+    assert r.code == RC.SUCCESS and fastjson.loads(r.body) == fastjson.loads(
+        '{"lockOKMQSet":[{"brokerName":"wire","queueId":0,"topic":"' + topic + '"}]}')
+    r = await call(client, broker.addr, RequestCode.UNLOCK_BATCH_MQ, None, body)
+    assert r.code == RC.SUCCESS
+
+
+async def test_broker_stats_data_shape(broker, client):
+    """§11 BrokerStatsData: statsDay/statsHour/statsMinute each {avgpt,sum,tps}."""
+    topic = "ConfStats"
+    await _create_topic(client, broker.addr, topic)
+    assert (await send(client, broker.addr, topic, b"s", queue_id=0)).code == RC.SUCCESS
+    r = await call(client, broker.addr, RequestCode.VIEW_BROKER_STATS_DATA,
+                   {"statsName": "TOPIC_PUT_NUMS", "statsKey": topic})
+    assert r.code == RC.SUCCESS, r.remark
+    tree = fastjson.loads(r.body)
+    assert set(tree) == {"statsDay", "statsHour", "statsMinute"}
+    for v in tree.values():
+        assert set(v) == {"avgpt", "sum", "tps"}
+
+
+async def test_check_client_config(broker, client):
+    """§16 CHECK_CLIENT_CONFIG: TAG always SUCCESS; SQL92 with enablePropertyFilter=false -> SYSTEM_ERROR."""
+    def body(sub):
+        return fastjson.dumps({"clientId": "c", "group": "g", "subscriptionData": sub.to_obj()})
+
+    tag = SubscriptionData(topic="T", subString="A", expressionType="TAG")
+    r = await call(client, broker.addr, RequestCode.CHECK_CLIENT_CONFIG, None, body(tag))
+    assert r.code == RC.SUCCESS
+    sql = SubscriptionData(topic="T", subString="a > 1", expressionType="SQL92")
+    r = await call(client, broker.addr, RequestCode.CHECK_CLIENT_CONFIG, None, body(sql))
+    assert r.code == RC.SYSTEM_ERROR
