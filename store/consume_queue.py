@@ -144,6 +144,16 @@ class ConsumeQueue:
         if offset + size <= self.max_physic_offset:
             return True  # re-dispatch of a record already indexed
         expected = cq_offset * CQ_STORE_UNIT_SIZE
+        files = self.queue.mapped_files
+        if files:
+            # the usual case: the unit goes right at the end of a last file with room
+            mf = files[-1]
+            pos = mf.wrote_position
+            if pos < mf.file_size and mf.file_from_offset + pos == expected and (pos or not mf.first_create_in_queue):
+                _UNIT.pack_into(mf.mm, pos, offset, size, tags_code)
+                mf.wrote_position = mf.committed_position = pos + CQ_STORE_UNIT_SIZE
+                self.max_physic_offset = offset + size
+                return True
         mf = self.queue.get_last_mapped_file_or_create(expected)
         if mf is None:
             log.error("cannot create consume queue file for %s-%d", self.topic, self.queue_id)
