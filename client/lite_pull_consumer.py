@@ -332,7 +332,7 @@ class LitePullConsumer:
     def running_info(self) -> dict:
         return {"properties": {"consumeType": "CONSUME_ACTIVELY", "messageModel": self.message_model},
                 "subscriptionSet": [s.to_obj() for s in self.rebalance.subscription_inner.values()],
-                "mqTable": {mq.key(): {"commitOffset": st.consume_offset} for mq, st in self.states.items()},
+                "mqTable": {mq.key(): st.pq.info(st.consume_offset) for mq, st in self.states.items()},
                 "statusTable": {}}
 
     async def consume_message_directly(self, msg, broker_name) -> dict:

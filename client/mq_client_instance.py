@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from typing import Any, Protocol
 
 from client.client_config import ClientConfig
@@ -93,6 +94,8 @@ class MQClientInstance:
         self._route_lock = asyncio.Lock()
         self._route_fetches: dict[tuple[str, str | None], asyncio.Task] = {}
         self.started = False
+        #: wall-clock ms of creation (a consumer creates its instance in start()): PROP_CONSUMER_START_TIMESTAMP
+        self.start_timestamp_ms = int(time.time() * 1000)
         self._register_processors()
 
     # -- registration ---------------------------------------------------------------------
@@ -371,7 +374,13 @@ class MQClientInstance:
         if c is None:
             return cmd.response_to(ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{h.consumerGroup}> not exist in this consumer")
         info = c.running_info()
-        info.setdefault("properties", {})["PROP_CLIENT_VERSION"] = "V4_9_7"
+        # Keys Java admin tools read (ConsumerRunningInfo.PROP_*): PROP_CONSUME_TYPE is parsed with
+        # ConsumeType.valueOf and PROP_CONSUMER_START_TIMESTAMP with Long.parseLong, so both must be there.
+        props = info.setdefault("properties", {})
+        props.setdefault("PROP_CONSUME_TYPE", props.get("consumeType", "CONSUME_PASSIVELY"))
+        props.setdefault("PROP_CONSUMER_START_TIMESTAMP", str(self.start_timestamp_ms))
+        props["PROP_NAMESERVER_ADDR"] = ";".join(self.api.namesrv_addrs)
+        props["PROP_CLIENT_VERSION"] = "V4_9_7"
         return cmd.response_to(ResponseCode.SUCCESS, body=fastjson.dumps(info))
 
     async def _on_consume_directly(self, cmd: RemotingCommand, conn: Connection) -> RemotingCommand:

@@ -70,6 +70,32 @@ class ProcessQueue:
         self.last_consume_timestamp = time.monotonic()
         return self._offsets[0] if self._offsets else self.queue_offset_max + 1
 
+    def info(self, commit_offset: int) -> dict:
+        """The Java ProcessQueueInfo bean (ConsumerRunningInfo.mqTable value); times in epoch ms."""
+        # Our timestamps are monotonic seconds; Java tools expect wall-clock milliseconds.
+        mono, wall = time.monotonic(), time.time()
+
+        def ms(ts: float) -> int:
+            return int((wall - (mono - ts)) * 1000) if ts else 0
+
+        pending = sorted(self._consuming)
+        return {
+            "cachedMsgCount": len(self._msgs),
+            "cachedMsgMaxOffset": self._offsets[-1] if self._offsets else 0,
+            "cachedMsgMinOffset": self._offsets[0] if self._offsets else 0,
+            "cachedMsgSizeInMiB": self.msg_size // (1024 * 1024),
+            "commitOffset": commit_offset,
+            "droped": self.dropped,
+            "lastConsumeTimestamp": ms(self.last_consume_timestamp),
+            "lastLockTimestamp": ms(self.last_lock_timestamp),
+            "lastPullTimestamp": ms(self.last_pull_timestamp),
+            "locked": self.locked,
+            "transactionMsgCount": len(pending),
+            "transactionMsgMaxOffset": pending[-1] if pending else 0,
+            "transactionMsgMinOffset": pending[0] if pending else 0,
+            "tryUnlockTimes": self.try_unlock_times,
+        }
+
     def max_span(self) -> int:
         return self._offsets[-1] - self._offsets[0] if self._offsets else 0
 

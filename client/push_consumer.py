@@ -288,10 +288,7 @@ class PushConsumer:
     def running_info(self) -> dict:
         mq_table = {}
         for mq, pq in self.rebalance.process_queue_table.items():
-            mq_table[mq.key()] = {
-                "cachedMsgCount": pq.msg_count, "cachedMsgSizeInMiB": pq.msg_size // (1024 * 1024),
-                "commitOffset": self.offset_store.table.get(mq, -1), "droped": pq.dropped, "locked": pq.locked,
-            }
+            mq_table[mq.key()] = pq.info(self.offset_store.table.get(mq, -1))
         return {
             "properties": {"consumeType": "CONSUME_PASSIVELY", "messageModel": self.message_model,
                            "consumeOrderly": str(self.orderly).lower(), "PROP_CONSUMEORDERLY": str(self.orderly).lower(),

@@ -1,0 +1,71 @@
+"""Bodies our client answers to broker -> client requests (§15, §11 ConsumerRunningInfo / ConsumeMessageDirectlyResult).
+
+Java admin tools (mqadmin consumerStatus, monitors) read ``ConsumerRunningInfo.properties``
+``PROP_CONSUME_TYPE`` (ConsumeType.valueOf: an NPE when missing) and
+``PROP_CONSUMER_START_TIMESTAMP`` (Long.parseLong), as the Java client writes them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from client import ConsumeConcurrentlyStatus, ConsumeFromWhere, Message, MQAdmin, Producer, PushConsumer
+from client.client_config import ClientConfig
+from tests.client.cluster import Cluster
+from tests.client.conftest import create_topic, wait_for
+
+PROCESS_QUEUE_INFO_KEYS = {  # §11, transcribed
+    "commitOffset", "cachedMsgMinOffset", "cachedMsgMaxOffset", "cachedMsgCount", "cachedMsgSizeInMiB",
+    "transactionMsgMinOffset", "transactionMsgMaxOffset", "transactionMsgCount", "locked", "tryUnlockTimes",
+    "lastLockTimestamp", "droped", "lastPullTimestamp", "lastConsumeTimestamp",
+}
+RUNNING_INFO_KEYS = {"jstack", "mqTable", "properties", "statusTable", "subscriptionSet"}
+DIRECT_RESULT_KEYS = {"autoCommit", "consumeResult", "order", "remark", "spentTimeMills"}
+CONSUME_RESULTS = {"CR_SUCCESS", "CR_LATER", "CR_ROLLBACK", "CR_COMMIT", "CR_THROW_EXCEPTION", "CR_RETURN_NULL"}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    c = Cluster(tmp_path_factory.mktemp("cb"), brokers=1)
+    yield c
+    c.stop()
+
+
+async def test_running_info_and_consume_directly_shapes(cluster):
+    ns = cluster.namesrv_addr
+    topic, group = "ConfRunInfo", "ConfRunInfoCG"
+    await create_topic(ns, topic, cluster.brokers, queues=2)
+    async with Producer("ConfRunInfoPG", ns) as p:
+        sent = await p.send(Message(topic, b"x"))
+    got = []
+
+    async def listener(msgs, ctx):
+        got.extend(msgs)
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    c = PushConsumer(group, config=ClientConfig(namesrv_addr=ns),
+                     consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
+    c.subscribe(topic, "*")
+    c.register_message_listener(listener)
+    async with MQAdmin(ns) as admin:
+        async with c:
+            await wait_for(lambda: got, 20, "consumed")
+            info = await admin.consumer_running_info(group, c.client_id)
+            assert set(info) <= RUNNING_INFO_KEYS
+            props = info["properties"]
+            assert props["PROP_CONSUME_TYPE"] == "CONSUME_PASSIVELY"
+            assert int(props["PROP_CONSUMER_START_TIMESTAMP"]) > 1_600_000_000_000
+            assert props["PROP_CONSUMEORDERLY"] == "false"
+            assert int(props["PROP_THREADPOOL_CORE_SIZE"]) > 0
+            assert props["PROP_CLIENT_VERSION"] == "V4_9_7"
+            assert props["PROP_NAMESERVER_ADDR"] == ns
+            assert all(isinstance(v, str) for v in props.values())  # java.util.Properties
+            assert info["mqTable"]
+            for pq in info["mqTable"].values():
+                assert set(pq) == PROCESS_QUEUE_INFO_KEYS
+                assert isinstance(pq["droped"], bool) and isinstance(pq["locked"], bool)
+                assert pq["lastPullTimestamp"] > 1_600_000_000_000
+            result = await admin.consume_message_directly(group, c.client_id, sent.offset_msg_id)
+            assert set(result) <= DIRECT_RESULT_KEYS and {"autoCommit", "consumeResult", "order"} <= set(result)
+            assert result["consumeResult"] in CONSUME_RESULTS
+            assert isinstance(result["spentTimeMills"], int)
