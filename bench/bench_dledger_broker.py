@@ -11,7 +11,7 @@ Prints (never asserts):
 Bounded in time and count. Usage::
 
     .venv/bin/python bench/bench_dledger_broker.py [--seconds 5] [--senders 64] [--procs 4]
-        [--body 1024] [--kills 20] [--skip-tps] [--skip-failover]
+        [--body 1024] [--kills 20] [--batch-push] [--profile DIR] [--skip-tps] [--skip-failover]
 """
 
 from __future__ import annotations
@@ -67,8 +67,10 @@ def wait_for(pred, timeout: float, what: str) -> None:
 class Cluster:
     """Processes under ``root``; ``dledger`` False gives one plain broker (the baseline)."""
 
-    def __init__(self, root: str, dledger: bool = True, nodes: int = 3, extra: dict | None = None):
+    def __init__(self, root: str, dledger: bool = True, nodes: int = 3, extra: dict | None = None,
+                 profile_dir: str | None = None):
         self.root = root
+        self.profile_dir = profile_dir
         self.dledger = dledger
         self.n = nodes if dledger else 1
         self.ns_port = free_port()
@@ -114,7 +116,17 @@ class Cluster:
             wait_for(lambda i=i: port_open(self.ports[i]), 30, f"node {i}")
 
     def start_node(self, i: int, wait: bool = True) -> None:
-        self.procs[i] = self._spawn(f"n{i}", ["mqbroker", "-c", self.confs[i]])
+        if self.profile_dir:
+            # the node under cProfile (stats written when it shuts down on SIGTERM)
+            prof = os.path.join(self.profile_dir, f"{'n' if self.dledger else 'single'}{i}.prof")
+            log = open(os.path.join(self.root, f"n{i}.log"), "ab")
+            self._logs.append(log)
+            env = dict(os.environ, ROCKETMQ_LOG_LEVEL="WARNING", PYTHONPATH=ROOT)
+            self.procs[i] = subprocess.Popen(
+                [sys.executable, "-m", "cProfile", "-o", prof, "-m", "broker", "-c", self.confs[i]],
+                stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+        else:
+            self.procs[i] = self._spawn(f"n{i}", ["mqbroker", "-c", self.confs[i]])
         if wait:
             wait_for(lambda: port_open(self.ports[i]), 30, f"node {i}")
 
@@ -267,6 +279,7 @@ def main() -> None:
     ap.add_argument("--body", type=int, default=1024)
     ap.add_argument("--kills", type=int, default=20)
     ap.add_argument("--batch-push", action="store_true", help="enableBatchPush=true on the DLedger nodes")
+    ap.add_argument("--profile", metavar="DIR", help="throughput runs: every broker under cProfile, stats in DIR")
     ap.add_argument("--skip-tps", action="store_true")
     ap.add_argument("--skip-failover", action="store_true")
     args = ap.parse_args()
@@ -275,7 +288,8 @@ def main() -> None:
     if not args.skip_tps:
         for dledger, label in ((True, "three DLedger nodes (replicated)"), (False, "single broker (ASYNC_FLUSH)")):
             root = tempfile.mkdtemp(prefix="bench-dledger-")
-            cl = Cluster(root, dledger=dledger, extra={"enableBatchPush": "true"} if args.batch_push else None)
+            cl = Cluster(root, dledger=dledger, extra={"enableBatchPush": "true"} if args.batch_push else None,
+                         profile_dir=args.profile)
             try:
                 cl.start()
                 addr = asyncio.run(_master_of(cl.ns_addr))

@@ -6,7 +6,8 @@ in-memory network, 1 KiB entries; MemoryStorage vs the mmap file store.
 Prints figures; asserts nothing. "+fsync" flushes every Ready that wrote entries
 (as the real driver does); the other file run keeps the mmap writes but skips
 fdatasync. ``--server`` also runs three DLedgerServers on loopback in this
-process (remoting, file store, fsync) with 64 appends in flight.
+process (remoting, file store) with 64 appends in flight: fsync before every
+acknowledgement, DLedger's async flush, and async flush with enableBatchPush.
 """
 
 from __future__ import annotations
@@ -122,7 +123,9 @@ def run(kind: str, entries: int, size: int, fsync: bool) -> dict:
     }
 
 
-async def run_servers(entries: int, size: int, inflight: int = 64) -> float:
+async def run_servers(
+    entries: int, size: int, inflight: int = 64, async_flush: bool = False, batch_push: bool = False
+) -> float:
     import asyncio
     import socket
 
@@ -140,7 +143,8 @@ async def run_servers(entries: int, size: int, inflight: int = 64) -> float:
         c = config(nid)
         c.peers, c.storeBaseDir = peers, tmp.name
         c.mappedFileSizeForEntryData, c.mappedFileSizeForEntryIndex = 256 * 1024 * 1024, 32 * 1024 * 1024
-        servers.append(DLedgerServer(c, rng=random.Random(k)))
+        c.enableBatchPush = batch_push
+        servers.append(DLedgerServer(c, rng=random.Random(k), async_flush=async_flush))
     for s in servers:
         await s.start()
     while True:
@@ -183,8 +187,12 @@ def main() -> None:
         import asyncio
 
         n = max(1000, args.entries // 4)
-        rate = asyncio.run(run_servers(n, args.size))
-        print(f"{'3 servers':14s} {n:7d} x {args.size} B committed: {rate:9.0f} entries/s (loopback, fsync)")
+        for async_flush, batch in ((False, False), (True, False), (True, True)):
+            rate = asyncio.run(run_servers(n, args.size, async_flush=async_flush, batch_push=batch))
+            label = "fsync per Ready" if not async_flush else "async flush"
+            label += ", batch push" if batch else ""
+            print(f"{'3 servers':14s} {n:7d} x {args.size} B committed: {rate:9.0f} entries/s "
+                  f"(loopback, {label})")
 
 
 if __name__ == "__main__":

@@ -304,10 +304,47 @@ class PushEntryRequest(Message):
         if name == "type":
             return PushType(v)
         if name == "entry":
-            return DLedgerEntry.from_json(v)
+            return DLedgerEntry.from_json(v) if v is not None else None
         if name == "batch_entry":
-            return [DLedgerEntry.from_json(e) for e in v]
+            return [DLedgerEntry.from_json(e) for e in v] if v else []
         return v
+
+    # The replication hot path: field by field (same result as Message.to_json/from_json).
+    def to_json(self) -> dict:
+        out: dict = {"code": int(self.code), "commitIndex": self.commit_index, "term": self.term}
+        if self.group is not None:
+            out["group"] = self.group
+        if self.remote_id is not None:
+            out["remoteId"] = self.remote_id
+        if self.local_id is not None:
+            out["localId"] = self.local_id
+        if self.leader_id is not None:
+            out["leaderId"] = self.leader_id
+        if self.type is not None:
+            out["type"] = self.type.value
+        if self.entry is not None:
+            out["entry"] = self.entry.to_json()
+        if self.batch_entry is not None:
+            out["batchEntry"] = [e.to_json() for e in self.batch_entry]
+        return out
+
+    @classmethod
+    def from_json(cls, d: dict) -> PushEntryRequest:
+        g = d.get
+        e = g("entry")
+        batch = g("batchEntry")
+        return cls(
+            group=g("group", ""),
+            remote_id=g("remoteId"),
+            local_id=g("localId"),
+            code=g("code", DLedgerResponseCode.SUCCESS),
+            leader_id=g("leaderId"),
+            term=g("term", -1),
+            commit_index=g("commitIndex", -1),
+            type=PushType(d["type"]) if "type" in d else PushType.APPEND,
+            entry=DLedgerEntry.from_json(e) if e is not None else None,
+            batch_entry=[DLedgerEntry.from_json(x) for x in batch] if batch else [],
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -318,6 +355,42 @@ class PushEntryResponse(Message):
     begin_index: int = -1
     end_index: int = -1
     count: int = 1
+
+    def to_json(self) -> dict:
+        out: dict = {
+            "beginIndex": self.begin_index,
+            "code": int(self.code),
+            "count": self.count,
+            "endIndex": self.end_index,
+            "term": self.term,
+        }
+        if self.group is not None:
+            out["group"] = self.group
+        if self.remote_id is not None:
+            out["remoteId"] = self.remote_id
+        if self.local_id is not None:
+            out["localId"] = self.local_id
+        if self.leader_id is not None:
+            out["leaderId"] = self.leader_id
+        if self.index is not None:
+            out["index"] = self.index
+        return out
+
+    @classmethod
+    def from_json(cls, d: dict) -> PushEntryResponse:
+        g = d.get
+        return cls(
+            group=g("group", ""),
+            remote_id=g("remoteId"),
+            local_id=g("localId"),
+            code=g("code", DLedgerResponseCode.SUCCESS),
+            leader_id=g("leaderId"),
+            term=g("term", -1),
+            index=g("index"),
+            begin_index=g("beginIndex", -1),
+            end_index=g("endIndex", -1),
+            count=g("count", 1),
+        )
 
 
 @dataclass(slots=True, kw_only=True)
