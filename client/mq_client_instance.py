@@ -22,7 +22,7 @@ from client.topic_publish_info import route_to_subscribe_info
 from common.message import MessageConst, decode_message
 from common.mixall import CLIENT_INNER_PRODUCER_GROUP
 from remoting import RemotingClient, RemotingCommand, RemotingError, RequestCode, ResponseCode, fastjson
-from remoting.body.consumer import ResetOffsetBody
+from remoting.body.consumer import ResetOffsetBody, ResetOffsetBodyForC
 from remoting.body.heartbeat import ConsumerData, HeartbeatData, ProducerData
 from remoting.body.route import MASTER_ID, TopicRouteData
 from remoting.connection import Connection
@@ -74,6 +74,17 @@ class ConsumerInner(Protocol):
     def running_info(self) -> dict: ...
 
     async def consume_message_directly(self, msg: Any, broker_name: str | None) -> dict: ...
+
+
+def _reset_offset_body(data: bytes | None) -> ResetOffsetBody:
+    """RESET_CONSUMER_CLIENT_OFFSET body in either form a broker pushes (§15): the map, or the
+    list form (ResetOffsetBodyForC) a broker sends to everyone when a CPP admin asked."""
+    if not data:
+        return ResetOffsetBody()
+    tree = fastjson.loads(data)
+    if isinstance(tree, dict) and isinstance(tree.get("offsetTable"), list):
+        return ResetOffsetBody(offsetTable=ResetOffsetBodyForC.from_obj(tree).offsetTable)
+    return ResetOffsetBody.from_obj(tree)
 
 
 class MQClientInstance:
@@ -359,7 +370,7 @@ class MQClientInstance:
     async def _on_reset_offset(self, cmd: RemotingCommand, conn: Connection) -> None:
         try:
             h = cmd.decode_header(ResetOffsetRequestHeader)
-            body = ResetOffsetBody.from_json(cmd.body) if cmd.body else ResetOffsetBody()
+            body = _reset_offset_body(cmd.body)
         except ValueError as e:
             log.warning("%s: bad RESET_CONSUMER_CLIENT_OFFSET: %s", self.client_id, e)
             return None

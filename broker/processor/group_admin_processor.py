@@ -26,9 +26,10 @@ from remoting.body.consumer import (
     OffsetWrapper,
     ProducerConnection,
     ResetOffsetBody,
+    ResetOffsetBodyForC,
 )
 from remoting.body.subscription_group import SubscriptionGroupConfig
-from remoting.codes import RequestCode, ResponseCode
+from remoting.codes import LanguageCode, RequestCode, ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header.broker import (
     CloneGroupOffsetRequestHeader,
@@ -225,7 +226,11 @@ class GroupAdminProcessor:
                 ResponseCode.CONSUMER_NOT_ONLINE,
                 f"Consumer not online, so can not reset offset, Group: {h.group} Topic: {h.topic} Timestamp: {h.timestamp}",
             )
-        payload = body.to_json()
+        # As 4.9.7's AdminBrokerProcessor: a CPP requester gets the list form pushed (no object keys).
+        if req.language == LanguageCode.CPP:
+            payload = ResetOffsetBodyForC(offsetTable=table).to_json()
+        else:
+            payload = body.to_json()
         for ch, info in list(g.channel_info_table.items()):
             if info.version < _V3_0_7_SNAPSHOT:
                 return req.response_to(
@@ -241,7 +246,7 @@ class GroupAdminProcessor:
                 ch.invoke_oneway(cmd)
             except Exception:  # noqa: BLE001 - one dead client must not fail the reset for the others
                 log.warning("reset offset push to %s failed", info.client_addr)
-        return req.response_to(ResponseCode.SUCCESS, body=payload)
+        return req.response_to(ResponseCode.SUCCESS, body=body.to_json())
 
     def get_all_consumer_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
         return req.response_to(ResponseCode.SUCCESS, body=self.offsets.encode_wire())

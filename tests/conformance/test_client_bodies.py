@@ -69,3 +69,41 @@ async def test_running_info_and_consume_directly_shapes(cluster):
             assert set(result) <= DIRECT_RESULT_KEYS and {"autoCommit", "consumeResult", "order"} <= set(result)
             assert result["consumeResult"] in CONSUME_RESULTS
             assert isinstance(result["spentTimeMills"], int)
+
+
+async def test_consumer_applies_reset_pushed_in_list_form(cluster):
+    """A CPP admin makes the broker push ResetOffsetBodyForC (§15); our consumer applies it and re-consumes."""
+    from remoting.client import RemotingClient
+    from remoting.codes import LanguageCode, RequestCode, ResponseCode
+    from remoting.command import RemotingCommand
+
+    ns = cluster.namesrv_addr
+    broker = cluster.brokers[0]
+    topic, group = "ConfResetC", "ConfResetCG"
+    await create_topic(ns, topic, cluster.brokers, queues=1)
+    async with Producer("ConfResetCPG", ns) as p:
+        for i in range(2):
+            await p.send(Message(topic, b"r%d" % i))
+    got = []
+
+    async def listener(msgs, ctx):
+        got.extend(m.body for m in msgs)
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    c = PushConsumer(group, config=ClientConfig(namesrv_addr=ns, persist_consumer_offset_interval=0.2),
+                     consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
+    c.subscribe(topic, "*")
+    c.register_message_listener(listener)
+    async with c, RemotingClient(name="cpp-admin") as admin:
+        await wait_for(lambda: len(got) == 2, 20, "consumed once")
+
+        async def reset():
+            cmd = RemotingCommand.request(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
+                                          {"topic": topic, "group": group, "timestamp": 0, "isForce": "true"})
+            cmd.language = LanguageCode.CPP
+            r = await admin.invoke(broker.addr, cmd, 5.0)
+            return r.code == ResponseCode.SUCCESS  # SYSTEM_ERROR until the consumer committed an offset
+
+        await wait_for(reset, 20, "reset accepted")
+        await wait_for(lambda: len(got) >= 4, 20, "consumed again after the reset")
+        assert sorted(got[2:4]) == [b"r0", b"r1"]
