@@ -179,6 +179,8 @@ class BrokerConfigProcessor:
         t.setdefault("pageCacheLockTimeMills", "0")
         t.setdefault("putTps", f"{s.put_tps():.2f}")
         t.setdefault("getTotalTps", f"{s.get_tps():.2f}")
+        # Messages handed to consumers per second: mqadmin clusterList's OutTPS column.
+        t.setdefault("getTransferedTps", f"{s.get_tps():.2f}")
         t.setdefault("bootTimestamp", str(self.boot_timestamp))
         t.setdefault("runtime", _runtime_text(self.boot_timestamp))
         t.setdefault("earliestMessageTimeStamp", "0")

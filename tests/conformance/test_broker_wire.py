@@ -294,3 +294,39 @@ async def test_check_client_config(broker, client):
     sql = SubscriptionData(topic="T", subString="a > 1", expressionType="SQL92")
     r = await call(client, broker.addr, RequestCode.CHECK_CLIENT_CONFIG, None, body(sql))
     assert r.code == RC.SYSTEM_ERROR
+
+
+# broker-behaviour §17, transcribed (remainHowManyDataToCommit only with the transient store pool).
+RUNTIME_KEYS = {
+    "brokerVersionDesc", "brokerVersion", "msgPutTotalYesterdayMorning", "msgPutTotalTodayMorning",
+    "msgPutTotalTodayNow", "msgGetTotalYesterdayMorning", "msgGetTotalTodayMorning", "msgGetTotalTodayNow",
+    "sendThreadPoolQueueSize", "sendThreadPoolQueueCapacity", "pullThreadPoolQueueSize",
+    "pullThreadPoolQueueCapacity", "queryThreadPoolQueueSize", "queryThreadPoolQueueCapacity",
+    "EndTransactionQueueSize", "EndTransactionThreadPoolQueueCapacity", "dispatchBehindBytes",
+    "pageCacheLockTimeMills", "sendThreadPoolQueueHeadWaitTimeMills", "pullThreadPoolQueueHeadWaitTimeMills",
+    "queryThreadPoolQueueHeadWaitTimeMills", "earliestMessageTimeStamp", "startAcceptSendRequestTimeStamp",
+    "remainTransientStoreBufferNumbs", "remainHowManyDataToFlush", "commitLogDirCapacity", "bootTimestamp",
+    "runtime", "putTps", "getTotalTps", "commitLogMaxOffset", "commitLogMinOffset", "commitLogDiskRatio",
+    "consumeQueueDiskRatio",
+}
+
+
+async def test_runtime_info_keys(broker, client):
+    """§17 GET_BROKER_RUNTIME_INFO keys; mqadmin clusterList also reads getTransferedTps (its OutTPS column)."""
+    r = await call(client, broker.addr, RequestCode.GET_BROKER_RUNTIME_INFO)
+    table = fastjson.loads(r.body)["table"]
+    assert RUNTIME_KEYS | {"getTransferedTps"} <= set(table), sorted((RUNTIME_KEYS | {"getTransferedTps"}) - set(table))
+    assert all(isinstance(v, str) for v in table.values())
+    for k in ("msgPutTotalTodayNow", "msgPutTotalTodayMorning", "msgPutTotalYesterdayMorning",
+              "msgGetTotalTodayNow", "msgGetTotalTodayMorning", "msgGetTotalYesterdayMorning", "bootTimestamp"):
+        int(table[k])  # mqadmin parses these with Long.parseLong
+    float(table["putTps"].split(" ")[0])
+    float(table["getTransferedTps"].split(" ")[0])
+    assert table["commitLogDirCapacity"].startswith("Total : ")
+
+
+@pytest.mark.xfail(strict=True, reason="broker-behaviour §17: store runtime info (store/, not editable here) has no "
+                                       "putMessageDistributeTime key")
+async def test_runtime_info_put_message_distribute_time(broker, client):
+    r = await call(client, broker.addr, RequestCode.GET_BROKER_RUNTIME_INFO)
+    assert "putMessageDistributeTime" in fastjson.loads(r.body)["table"]
