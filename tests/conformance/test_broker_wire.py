@@ -330,3 +330,37 @@ async def test_runtime_info_keys(broker, client):
 async def test_runtime_info_put_message_distribute_time(broker, client):
     r = await call(client, broker.addr, RequestCode.GET_BROKER_RUNTIME_INFO)
     assert "putMessageDistributeTime" in fastjson.loads(r.body)["table"]
+
+
+async def test_send_check_codes(broker, client):
+    """broker-behaviour §5 checks 3-4: bad name SYSTEM_ERROR, not-sendable NO_PERMISSION, queue range SYSTEM_ERROR."""
+    r = await send(client, broker.addr, "bad topic name!", b"x")
+    assert r.code == RC.SYSTEM_ERROR, (r.code, r.remark)
+    for topic in ("SCHEDULE_TOPIC_XXXX", "RMQ_SYS_TRANS_HALF_TOPIC", "RMQ_SYS_TRANS_OP_HALF_TOPIC"):
+        r = await send(client, broker.addr, topic, b"x")
+        assert r.code == RC.NO_PERMISSION, (topic, r.code, r.remark)
+    await _create_topic(client, broker.addr, "ConfSendQ", queues=2)
+    r = await send(client, broker.addr, "ConfSendQ", b"x", queue_id=5)
+    assert r.code == RC.SYSTEM_ERROR, (r.code, r.remark)
+
+
+async def test_pull_check_codes(broker, client):
+    """broker-behaviour §6 checks: queue range, unknown topic, subscriptions."""
+    topic = "ConfPullChk"
+    await _create_topic(client, broker.addr, topic, queues=2)
+    r = await pull(client, broker.addr, "pcg", topic, 7, 0)
+    assert r.code == RC.SYSTEM_ERROR, (r.code, r.remark)
+    r = await pull(client, broker.addr, "pcg", "ConfNoSuchTopic", 0, 0)
+    assert r.code == RC.TOPIC_NOT_EXIST, (r.code, r.remark)
+    # Without the SUBSCRIPTION bit the heartbeat-registered subscription is used: none here.
+    r = await pull(client, broker.addr, "pcg-nohb", topic, 0, 0, sys_flag=0)
+    assert r.code == RC.SUBSCRIPTION_NOT_EXIST, (r.code, r.remark)
+    # SQL92 while enablePropertyFilter=false (default) -> SYSTEM_ERROR.
+    r = await pull(client, broker.addr, "pcg", topic, 0, 0, subscription="a > 1", expression_type="SQL92")
+    assert r.code == RC.SYSTEM_ERROR, (r.code, r.remark)
+    # consumeEnable=false -> NO_PERMISSION.
+    from remoting.body.subscription_group import SubscriptionGroupConfig
+    body = SubscriptionGroupConfig(groupName="pcg-off", consumeEnable=False).to_json()
+    assert (await call(client, broker.addr, RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, None, body)).code == 0
+    r = await pull(client, broker.addr, "pcg-off", topic, 0, 0)
+    assert r.code == RC.NO_PERMISSION, (r.code, r.remark)
