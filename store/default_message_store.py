@@ -190,8 +190,11 @@ class DefaultMessageStore:
             if not self.index_service.load(self.last_exit_ok):
                 log.error("index load failed")
                 return False
+            # a reput service with its own loop may not call end_batch: then sync the header per record
+            batched = type(self.reput).do_reput is ReputMessageService.do_reput
             self.dispatchers.append(
-                CommitLogDispatcherBuildIndex(self.index_service, lambda: self.config.messageIndexEnable)
+                CommitLogDispatcherBuildIndex(self.index_service, lambda: self.config.messageIndexEnable,
+                                              sync_each=not batched)
             )
         self._recover(self.last_exit_ok)
         with open(abort, "wb"):

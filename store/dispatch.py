@@ -105,17 +105,25 @@ class CommitLogDispatcherBuildConsumeQueue:
 
 
 class CommitLogDispatcherBuildIndex:
-    """Feeds the index service (``build_index``) when ``messageIndexEnable``."""
+    """Feeds the index service (``build_index``) when ``messageIndexEnable``.
 
-    __slots__ = ("_index", "_enabled")
+    The index header is written to its mapping by :meth:`end_batch` (once per
+    reput pass); ``sync_each`` writes it after every record instead, for a reput
+    service that does not call ``end_batch``.
+    """
 
-    def __init__(self, index_service, enabled: Callable[[], bool]) -> None:
+    __slots__ = ("_index", "_enabled", "_sync_each")
+
+    def __init__(self, index_service, enabled: Callable[[], bool], sync_each: bool = False) -> None:
         self._index = index_service
         self._enabled = enabled
+        self._sync_each = sync_each
 
     def dispatch(self, request: DispatchRequest) -> None:
         if self._enabled():
             self._index.build_index(request)
+            if self._sync_each:
+                self.end_batch()
 
     def end_batch(self) -> None:
         """After a dispatch pass: write the index header to its mapping once for the whole batch."""
