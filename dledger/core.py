@@ -193,6 +193,7 @@ class DLedgerCore:
         ms = self.member_state
         return bool(
             ctx.outbox
+            or self.pusher.work_due
             or ctx.written
             or ctx.must_sync
             or ctx.role_changes

@@ -336,6 +336,7 @@ class EntryPusher:
         self._commit_idle = t(push_ms)
         self._push_timeout = t(push_ms)
         self.pump_due = False
+        self.check_due = False
 
     # ------------------------------------------------------------------ lifecycle
     def on_role_change(self, role: Role, term: int) -> None:
@@ -366,10 +367,19 @@ class EntryPusher:
         self.checker.check()
 
     def flush_pushes(self) -> None:
-        """Send what the appends since the last call made pushable (called by ``ready()``)."""
+        """Count the acknowledgements and send what became pushable since the last call
+        (called by ``ready()``)."""
+        if self.check_due:
+            self.check_due = False
+            self.checker.check()
         if self.pump_due:
             self.pump_due = False
             self.pump_all()
+
+    @property
+    def work_due(self) -> bool:
+        """Acknowledgements to count or pushes to send at the next ``ready()``."""
+        return self.pump_due or self.check_due
 
     def pending_count(self) -> int:
         return len(self.checker.pending_appends)
@@ -510,8 +520,9 @@ class EntryPusher:
             d.pending.pop(index, None)
             last = d.batch_last.pop(index, index)
             self.checker.update_peer(d.peer, last)
-            self.checker.check()
-            self.pump(d)
+            # Counted and refilled once per Ready (flush_pushes), not once per answer: the
+            # answers of one loop turn share one quorum check and one push round.
+            self.check_due = self.pump_due = True
         elif code == C.INCONSISTENT_STATE:
             self._to_compare(d)
             self.pump(d)
