@@ -274,9 +274,10 @@ class DefaultMessageStore:
         self.flush_cq_service = FlushConsumeQueueService(self.consume_queues, self.config, self.checkpoint,
                                                          lambda: self._logics_ts)
         self._tasks.append(loop.create_task(self.flush_cq_service.run(), name="flush-cq"))
-        self._tasks.append(loop.create_task(clean_files_periodically(
-            self.clean_commit_log_service, self.clean_consume_queue_service, self.config.cleanResourceInterval,
-            first_delay_ms=self._clean_first_delay_ms, clock=self._clock), name="clean-files"))
+        if hasattr(self.commit_log, "delete_expired_file"):  # a log without it (DLedger) keeps its files
+            self._tasks.append(loop.create_task(clean_files_periodically(
+                self.clean_commit_log_service, self.clean_consume_queue_service, self.config.cleanResourceInterval,
+                first_delay_ms=self._clean_first_delay_ms, clock=self._clock), name="clean-files"))
         for factory in self.extra_services:
             self._tasks.append(loop.create_task(factory()))
 
