@@ -16,6 +16,9 @@ Layers (this package imports only ``common`` and ``remoting``):
 * :mod:`dledger.server` - ``DLedgerServer``, the asyncio driver over remoting:
   ``await start()``, ``await append(body, hook=None) -> (index, pos)``,
   ``await transfer_leadership(peer)``, ``on_role_change``/``on_committed`` hooks,
-  ``committed_index``/``committed_pos``, ``await stop()``.
+  ``committed_index``/``committed_pos``, ``leader_lost(term)`` (a follower that
+  knows its leader died stands for election at once), ``await stop()`` (closes
+  only a storage it created). ``async_flush=True`` is DLedger's flush behaviour:
+  acknowledge once written, flush every ``flushFileInterval`` ms in the background.
   ``python -m dledger -c file.properties`` runs one standalone member.
 """

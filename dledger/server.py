@@ -2,17 +2,18 @@
 
 It owns what the core must not: a tick timer, the remoting server and client,
 the file store and the ``currterm`` file. For every Ready it persists first
-(hard state, flush of written entries), then sends, then completes waiting
+(hard state; the flush of written entries unless ``async_flush``), then sends, then completes waiting
 appends and calls the hooks (spec dledger.md §8 for the RPC framing: remoting
 code = DLedger request code, body = fastjson of the request, response remoting
 code 200 with the DLedger result in the body's ``code``).
 
 Public API::
 
-    server = DLedgerServer(config, on_role_change=cb, on_committed=hook)
+    server = DLedgerServer(config, on_role_change=cb, on_committed=hook, async_flush=True)
     await server.start()
     index, pos = await server.append(b"...")      # completes once committed
     code = await server.transfer_leadership("n2")
+    server.leader_lost(term)                      # follower: the leader's process is gone
     await server.stop()
 """
 
