@@ -65,6 +65,29 @@ def _dedup(items) -> list:
     return out
 
 
+# Java enum constants in declaration order: fastjson reads a JSON number as the
+# ordinal, and the C++ client sends these three fields as numbers.
+CONSUME_TYPES = ("CONSUME_ACTIVELY", "CONSUME_PASSIVELY")
+MESSAGE_MODELS = ("BROADCASTING", "CLUSTERING")
+CONSUME_FROM_WHERE = (
+    "CONSUME_FROM_LAST_OFFSET",
+    "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST",
+    "CONSUME_FROM_MIN_OFFSET",
+    "CONSUME_FROM_MAX_OFFSET",
+    "CONSUME_FROM_FIRST_OFFSET",
+    "CONSUME_FROM_TIMESTAMP",
+)
+
+
+def _enum_name(value: Any, names: tuple[str, ...], default: str) -> str:
+    """An enum field as its Java name: names pass through, JSON integers are ordinals."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if 0 <= value < len(names):
+            return names[value]
+        raise BodyError(f"enum ordinal {value} out of range for {names[0]}...")
+    return as_str(value, default)
+
+
 @dataclass(slots=True)
 class ConsumerData(JsonBody):
     """A consumer group as one client reports it."""
@@ -88,15 +111,16 @@ class ConsumerData(JsonBody):
 
     @classmethod
     def from_obj(cls, obj: Any) -> ConsumerData:
+        """Read a ConsumerData; enums may come as names or, from the C++ client, as ordinals."""
         obj = as_dict(obj, "consumerData")
         name = as_str(obj.get("groupName"), None)
         if name is None:
             raise BodyError("consumerData without groupName")
         return cls(
             groupName=name,
-            consumeType=as_str(obj.get("consumeType"), "CONSUME_PASSIVELY"),
-            messageModel=as_str(obj.get("messageModel"), "CLUSTERING"),
-            consumeFromWhere=as_str(obj.get("consumeFromWhere"), "CONSUME_FROM_LAST_OFFSET"),
+            consumeType=_enum_name(obj.get("consumeType"), CONSUME_TYPES, "CONSUME_PASSIVELY"),
+            messageModel=_enum_name(obj.get("messageModel"), MESSAGE_MODELS, "CLUSTERING"),
+            consumeFromWhere=_enum_name(obj.get("consumeFromWhere"), CONSUME_FROM_WHERE, "CONSUME_FROM_LAST_OFFSET"),
             subscriptionDataSet=[
                 SubscriptionData.from_obj(s) for s in as_list(obj.get("subscriptionDataSet"), "subscriptionDataSet")
             ],

@@ -141,17 +141,6 @@ def test_admin_queries_about_a_cpp_consumer(cluster, consumers, tmp_path):
     a.stop()
 
 
-ENUM_ORDINAL_BUG = (
-    "remoting/body/heartbeat.py ConsumerData.from_obj keeps enum fields as raw strings: the C++ client's "
-    'HEART_BEAT (34) body sends them as ordinals ({"consumeFromWhere":0,"consumeType":1,"messageModel":1}); '
-    "Java's fastjson maps an int to the enum by ordinal (CONSUME_FROM_LAST_OFFSET / CONSUME_PASSIVELY / "
-    'CLUSTERING), we keep "0"/"1"/"1", so GET_CONSUMER_CONNECTION_LIST (203) answers consumeType "1" '
-    "(spec remoting-protocol.md ConsumerConnection: enum names) and every broker check comparing with an enum "
-    'name (e.g. pull_message_processor.py == "BROADCASTING") misreads C++ groups'
-)
-
-
-@pytest.mark.xfail(reason=ENUM_ORDINAL_BUG, strict=False)
 def test_cpp_heartbeat_enums_are_read_by_ordinal(cluster, consumers, tmp_path):
     c = cluster["cluster"]
     topic, group = "InteropEnums", "enum-group"
