@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dledger.protocol import DLedgerError, Role
+from dledger.protocol import DLedgerError, PushEntryRequest, PushType, Role
 from dledger.protocol import DLedgerResponseCode as C
 from tests.dledger.chaos import chaos_run, commit_one
 from tests.dledger.simnet import Cluster
@@ -237,3 +237,30 @@ def test_follower_behind_cleaned_leader_restarts_its_log_from_the_leader():
 def test_chaos_with_cleaning(tmp_path, seed, files):
     kw = {"storage_factory": file_factory(tmp_path)} if files else {}
     chaos_run(3, seed, 3000, compaction=True, **kw)
+
+
+@pytest.mark.parametrize("batch", [True, False])
+def test_proposals_of_one_turn_share_push_rounds(batch):
+    """Pushes leave when the Ready is taken: 40 proposals made together go out as full
+    batches (enableBatchPush, 5 entries of 248 bytes per 1 KiB) or one push per entry."""
+    c = Cluster(3, seed=5, enableBatchPush=batch, maxBatchPushSize=1024)
+    ld = elect(c)
+    first = ld.propose(b"first").index  # the dispatchers compare, then append
+    c.run_until(lambda: all(x.committed_index >= first for x in c.nodes.values()), 1000)
+    sent = []
+    orig = c._send
+    c._send = lambda m: (sent.append(m), orig(m))
+    idx = [ld.propose(b"b" * 200).index for _ in range(40)]
+    c._drain_ready(ld.self_id)
+    appends = [m for m in sent if isinstance(m, PushEntryRequest) and m.type is PushType.APPEND]
+    for peer in c.ids:
+        if peer == ld.self_id:
+            continue
+        mine = [m for m in appends if m.to == peer]
+        if batch:
+            assert [len(m.batch_entry) for m in mine] == [5] * 8
+            assert [e.index for m in mine for e in m.batch_entry] == idx
+        else:
+            assert [m.entry.index for m in mine] == idx and not any(m.batch_entry for m in mine)
+    c.run_until(lambda: all(x.committed_index >= idx[-1] for x in c.nodes.values()), 1000)
+    c.full_check()
