@@ -66,6 +66,10 @@ class ReplyMessageProcessor:
             msg.properties_string = _SEP.join(k + _NV + v for k, v in props.items() if k != MessageConst.WAIT)
             result = send.store.put_message(msg)
             return send._response(req, result, h.topic, qid, len(body))
+        if code == ResponseCode.SUCCESS:
+            # Java clients decode a SUCCESS send answer as SendMessageResponseHeader (queueId is unboxed):
+            # RocketMQ answers msgId "0" and queue offset 0 for a reply it pushed without storing.
+            return req.response_to(code, remark, header={"msgId": "0", "queueId": qid, "queueOffset": 0})
         return req.response_to(code, remark)
 
     async def _push(self, msg: MessageExtBrokerInner, h: Any, born: tuple[str, int]) -> tuple[int, str | None]:
