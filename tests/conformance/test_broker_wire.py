@@ -364,3 +364,34 @@ async def test_pull_check_codes(broker, client):
     assert (await call(client, broker.addr, RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, None, body)).code == 0
     r = await pull(client, broker.addr, "pcg-off", topic, 0, 0)
     assert r.code == RC.NO_PERMISSION, (r.code, r.remark)
+
+
+async def test_connection_list_bodies(broker):
+    """§11 ConsumerConnection / ProducerConnection / GetConsumerListByGroupResponseBody from a heartbeat."""
+    from remoting.body.heartbeat import ConsumerData, HeartbeatData, ProducerData
+
+    c = RemotingClient(name="conn-client")
+    try:
+        hb = HeartbeatData(
+            clientID="10.0.0.9@conn", producerDataSet=[ProducerData(groupName="connPG")],
+            consumerDataSet=[ConsumerData(groupName="connCG", consumeFromWhere="CONSUME_FROM_FIRST_OFFSET",
+                                          subscriptionDataSet=[SubscriptionData(topic="ConfConnT")])]).to_json()
+        assert (await call(c, broker.addr, RequestCode.HEART_BEAT, body=hb)).code == RC.SUCCESS
+        r = await call(c, broker.addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": "connCG"})
+        assert r.code == RC.SUCCESS, r.remark
+        tree = fastjson.loads(r.body)
+        assert set(tree) == {"connectionSet", "consumeFromWhere", "consumeType", "messageModel", "subscriptionTable"}
+        assert (tree["consumeFromWhere"], tree["consumeType"], tree["messageModel"]) == (
+            "CONSUME_FROM_FIRST_OFFSET", "CONSUME_PASSIVELY", "CLUSTERING")
+        conn = tree["connectionSet"][0]
+        assert set(conn) == {"clientAddr", "clientId", "language", "version"}
+        assert (conn["clientId"], conn["language"], conn["version"]) == ("10.0.0.9@conn", "JAVA", 407)
+        assert set(tree["subscriptionTable"]["ConfConnT"]) == {
+            "classFilterMode", "codeSet", "expressionType", "subString", "subVersion", "tagsSet", "topic"}
+        r = await call(c, broker.addr, RequestCode.GET_PRODUCER_CONNECTION_LIST, {"producerGroup": "connPG"})
+        assert r.code == RC.SUCCESS and set(fastjson.loads(r.body)) == {"connectionSet"}
+        assert fastjson.loads(r.body)["connectionSet"][0]["language"] == "JAVA"
+        r = await call(c, broker.addr, RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": "connCG"})
+        assert r.code == RC.SUCCESS and fastjson.loads(r.body) == {"consumerIdList": ["10.0.0.9@conn"]}
+    finally:
+        await c.close()
