@@ -92,3 +92,64 @@ def test_response_headers_are_string_maps(broker):
     assert pulled[1]["code"] in (0, 19, 20)  # dispatch may lag; the types are what this test is about
     assert answers[8][1]["code"] in (19, 21)
     assert answers[10][1]["code"] == 3
+
+
+def _binary_frame(code, opaque, ext, body=b"", flag=0):
+    entries = b"".join(struct.pack(">h", len(k.encode())) + k.encode() + struct.pack(">i", len(v.encode()))
+                       + v.encode() for k, v in ext.items())
+    header = struct.pack(">hbhii", code, 9, 407, opaque, flag) + struct.pack(">i", 0) + struct.pack(
+        ">i", len(entries)) + entries
+    return struct.pack(">ii", 4 + len(header) + len(body), (1 << 24) | len(header)) + header + body
+
+
+def _read_any(sock):
+    total, word = struct.unpack(">ii", _recv_exact(sock, 8))
+    stype, hlen = (word >> 24) & 0xFF, word & 0xFFFFFF
+    raw = _recv_exact(sock, hlen)
+    body = _recv_exact(sock, total - 4 - hlen)
+    if stype == 0:
+        h = json.loads(raw)
+        return 0, h["code"], h["opaque"], h.get("remark"), h.get("extFields") or {}, body
+    code, _lang, _ver, opaque, _flag = struct.unpack_from(">hbhii", raw, 0)
+    pos = 13
+    (rlen,) = struct.unpack_from(">i", raw, pos)
+    remark = raw[pos + 4:pos + 4 + rlen].decode() if rlen else None
+    pos += 4 + rlen
+    (elen,) = struct.unpack_from(">i", raw, pos)
+    pos += 4
+    end, ext = pos + elen, {}
+    while pos < end:
+        (klen,) = struct.unpack_from(">h", raw, pos)
+        k = raw[pos + 2:pos + 2 + klen].decode()
+        pos += 2 + klen
+        (vlen,) = struct.unpack_from(">i", raw, pos)
+        ext[k] = raw[pos + 4:pos + 4 + vlen].decode()
+        pos += 4 + vlen
+    return 1, code, opaque, remark, ext, body
+
+
+def test_binary_requests_get_binary_answers(broker):
+    """§2/§4: a ROCKETMQ-encoded request is answered in ROCKETMQ encoding (admin and send paths)."""
+    topic = "ConfRawBin"
+    now = str(int(time.time() * 1000))
+    with socket.create_connection(("127.0.0.1", broker.port), timeout=10) as s:
+        s.sendall(_binary_frame(17, 1, {"topic": topic, "defaultTopic": "TBW102", "readQueueNums": "1",
+                                        "writeQueueNums": "1", "perm": "6", "topicFilterType": "SINGLE_TAG",
+                                        "order": "false"}))
+        assert _read_any(s)[:3] == (1, 0, 1)
+        s.sendall(_binary_frame(310, 2, {"a": "pg", "b": topic, "c": "TBW102", "d": "4", "e": "0", "f": "0",
+                                         "g": now, "h": "0"}, b"bin"))
+        stype, code, opaque, _remark, ext, _ = _read_any(s)
+        assert (stype, code, opaque) == (1, 0, 2) and ext["queueOffset"] == "0" and ext["queueId"] == "0"
+        s.sendall(_binary_frame(30, 3, {"topic": topic, "queueId": "0"}))
+        stype, code, opaque, _remark, ext, _ = _read_any(s)
+        assert (stype, code, opaque) == (1, 0, 3) and set(ext) == {"offset"}
+
+
+def test_not_supported_reply_remark(broker):
+    """§5: unknown code -> REQUEST_CODE_NOT_SUPPORTED with remark " request type <code> not supported"."""
+    with socket.create_connection(("127.0.0.1", broker.port), timeout=10) as s:
+        s.sendall(_frame(12345, 7, {}))
+        _stype, code, opaque, remark, _ext, _ = _read_any(s)
+        assert (code, opaque) == (3, 7)
+        assert remark == " request type 12345 not supported"
