@@ -15,8 +15,10 @@ from remoting.body.consumer import LockBatchRequestBody, MessageQueue
 from remoting.body.heartbeat import SubscriptionData
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
+from remoting.command import RemotingCommand
 from store.message_store import PutMessageStatus
 from tests.broker.helpers import BrokerProc, call, pull, send, wait_max_offset
+from tests.support import async_wait_until
 
 RC = ResponseCode
 
@@ -177,7 +179,6 @@ async def test_query_and_view_message(broker, client):
         r = await call(client, broker.addr, RequestCode.QUERY_MESSAGE, h)
         return r if r.code == RC.SUCCESS else None
 
-    from tests.support import async_wait_until
     r = await async_wait_until(found, 5.0, what="index built")
     assert {"indexLastUpdateTimestamp", "indexLastUpdatePhyoffset"} <= set(r.ext_fields)
     r = await call(client, broker.addr, RequestCode.QUERY_MESSAGE, {**h, "key": "no-such-key"})
@@ -395,3 +396,34 @@ async def test_connection_list_bodies(broker):
         assert r.code == RC.SUCCESS and fastjson.loads(r.body) == {"consumerIdList": ["10.0.0.9@conn"]}
     finally:
         await c.close()
+
+
+async def test_send_back_max_reconsume_times_by_client_version(broker, client):
+    """§7/§14.4: header maxReconsumeTimes counts only from V3_4_9 (121); delayLevel < 0 goes straight to the DLQ."""
+    topic = "ConfSendBack"
+    await _create_topic(client, broker.addr, topic, queues=1)
+    r = await send(client, broker.addr, topic, b"back", queue_id=0)
+    assert r.code == RC.SUCCESS
+    phys = int(r.ext_fields["msgId"][16:], 16)  # offset msgId = host(8 hex) port(8 hex) commit-log offset(16 hex)
+
+    async def dlq_size(group):
+        r = await call(client, broker.addr, RequestCode.GET_MAX_OFFSET, {"topic": f"%DLQ%{group}", "queueId": 0})
+        return int(r.ext_fields["offset"]) if r.code == RC.SUCCESS else 0
+
+    async def back(group, version, **extra):
+        cmd = RemotingCommand.request(RequestCode.CONSUMER_SEND_MSG_BACK,
+                                      {"offset": phys, "group": group, "delayLevel": 0, **extra})
+        cmd.version = version
+        return await client.invoke(broker.addr, cmd, 5.0)
+
+    assert (await back("sbNew", 407, maxReconsumeTimes=0)).code == RC.SUCCESS
+    await async_wait_until(lambda: dlq_size("sbNew"), 5.0, what="dead-lettered")
+    assert (await back("sbOld", 100, maxReconsumeTimes=0)).code == RC.SUCCESS  # header ignored: a retry
+    r = await client.invoke(broker.addr, RemotingCommand.request(
+        RequestCode.CONSUMER_SEND_MSG_BACK, {"offset": phys, "group": "sbNeg", "delayLevel": -1}), 5.0)
+    assert r.code == RC.SUCCESS
+    await async_wait_until(lambda: dlq_size("sbNeg"), 5.0, what="dead-lettered by delayLevel -1")
+    assert await dlq_size("sbOld") == 0  # written before sbNeg's record, so dispatched by now
+    r = await client.invoke(broker.addr, RemotingCommand.request(
+        RequestCode.CONSUMER_SEND_MSG_BACK, {"offset": 1 << 40, "group": "sbNeg", "delayLevel": 0}), 5.0)
+    assert r.code == RC.SYSTEM_ERROR
