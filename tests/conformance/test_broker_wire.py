@@ -427,3 +427,13 @@ async def test_send_back_max_reconsume_times_by_client_version(broker, client):
     r = await client.invoke(broker.addr, RemotingCommand.request(
         RequestCode.CONSUMER_SEND_MSG_BACK, {"offset": 1 << 40, "group": "sbNeg", "delayLevel": 0}), 5.0)
     assert r.code == RC.SYSTEM_ERROR
+
+
+async def test_send_to_retry_topic_over_max_goes_to_dlq(broker, client):
+    """§5 step 5: %RETRY% send with reconsumeTimes >= maxReconsumeTimes (header, client >= 121) -> %DLQ% queue 0."""
+    r = await send(client, broker.addr, "%RETRY%rtG", b"r", queue_id=0, j=3, l=3)
+    assert r.code == RC.SUCCESS, r.remark
+    await wait_max_offset(client, broker.addr, "%DLQ%rtG", 0, 1)
+    r = await send(client, broker.addr, "%RETRY%rtG", b"r", queue_id=0, j=2, l=3)
+    assert r.code == RC.SUCCESS, r.remark
+    await wait_max_offset(client, broker.addr, "%RETRY%rtG", 0, 1)
