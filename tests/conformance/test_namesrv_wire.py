@@ -163,3 +163,14 @@ async def test_namesrv_config_is_properties_text(ns, client):
 async def test_missing_required_field(ns, client):
     r = await ask(client, ns, RequestCode.GET_ROUTEINFO_BY_TOPIC, {})
     assert r.code == RC.SYSTEM_ERROR and "topic" in (r.remark or "")
+
+
+async def test_register_answer_carries_order_topic_config(ns, client):
+    """§12: the REGISTER_BROKER answer body is the KVTable of namespace ORDER_TOPIC_CONFIG."""
+    r = await ask(client, ns, RequestCode.PUT_KV_CONFIG,
+                  {"namespace": "ORDER_TOPIC_CONFIG", "key": "ConfOrderT", "value": "nbo:4"})
+    assert r.code == RC.SUCCESS
+    r = await ask(client, ns, RequestCode.REGISTER_BROKER, _reg("nbo", "127.0.0.1:33911", 0, "127.0.0.1:33912"),
+                  _body({"ConfOrderT": 4}).encode())
+    assert r.code == RC.SUCCESS
+    assert fastjson.loads(r.body)["table"]["ConfOrderT"] == "nbo:4"
