@@ -31,6 +31,7 @@ from remoting.header.client_extra import (
     CheckTransactionStateRequestHeader,
     ConsumeMessageDirectlyResultRequestHeader,
     GetConsumerRunningInfoRequestHeader,
+    GetConsumerStatusRequestHeader,
 )
 
 __all__ = ["MQClientInstance", "ProducerInner", "ConsumerInner"]
@@ -338,6 +339,7 @@ class MQClientInstance:
         r.register_processor(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, self._on_reset_offset)
         r.register_processor(RequestCode.GET_CONSUMER_RUNNING_INFO, self._on_running_info)
         r.register_processor(RequestCode.CONSUME_MESSAGE_DIRECTLY, self._on_consume_directly)
+        r.register_processor(RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT, self._on_get_consumer_status)
 
     def _on_notify_consumer_ids_changed(self, cmd: RemotingCommand, conn: Connection) -> None:
         try:
@@ -378,6 +380,16 @@ class MQClientInstance:
         if c is not None:
             await c.reset_offset(h.topic, body.offsetTable)
         return None
+
+    def _on_get_consumer_status(self, cmd: RemotingCommand, conn: Connection) -> RemotingCommand:
+        """GET_CONSUMER_STATUS_FROM_CLIENT (§15): the push consumer's offsets of ``topic`` as
+        GetConsumerStatusBody; other consumer kinds answer an empty table, as the Java client does."""
+        h = cmd.decode_header(GetConsumerStatusRequestHeader)
+        c = self.consumers.get(h.group)
+        status = getattr(c, "consumer_status", None)  # only push consumers report offsets
+        table = {mq.key(): off for mq, off in status(h.topic).items()} if status is not None else {}
+        body = fastjson.dumps({"consumerTable": {}, "messageQueueTable": table})
+        return cmd.response_to(ResponseCode.SUCCESS, body=body)
 
     def _on_running_info(self, cmd: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = cmd.decode_header(GetConsumerRunningInfoRequestHeader)

@@ -285,6 +285,10 @@ class PushConsumer:
             self.rebalance.process_queue_table.pop(mq, None)
         self.instance.rebalance_immediately()
 
+    def consumer_status(self, topic: str) -> dict:
+        """This consumer's offsets of ``topic`` (all topics when empty): GET_CONSUMER_STATUS_FROM_CLIENT."""
+        return {mq: off for mq, off in list(self.offset_store.table.items()) if not topic or mq.topic == topic}
+
     def running_info(self) -> dict:
         mq_table = {}
         for mq, pq in self.rebalance.process_queue_table.items():

@@ -107,3 +107,57 @@ async def test_consumer_applies_reset_pushed_in_list_form(cluster):
         await wait_for(reset, 20, "reset accepted")
         await wait_for(lambda: len(got) >= 4, 20, "consumed again after the reset")
         assert sorted(got[2:4]) == [b"r0", b"r1"]
+
+
+async def test_consumer_answers_get_consumer_status(cluster):
+    """§15 GET_CONSUMER_STATUS_FROM_CLIENT -> GetConsumerStatusBody with the push consumer's offsets.
+
+    A loopback RemotingServer stands in for a Java broker relaying INVOKE_BROKER_TO_GET_CONSUMER_STATUS
+    (our broker does not register 223): it calls the consumer over the consumer's own connection.
+    """
+    import asyncio
+
+    from remoting import fastjson
+    from remoting.codes import RequestCode, ResponseCode
+    from remoting.command import RemotingCommand
+    from remoting.server import RemotingServer
+
+    ns = cluster.namesrv_addr
+    topic, group = "ConfStatus", "ConfStatusCG"
+    await create_topic(ns, topic, cluster.brokers, queues=1)
+    async with Producer("ConfStatusPG", ns) as p:
+        await p.send(Message(topic, b"s"))
+    got = []
+
+    async def listener(msgs, ctx):
+        got.extend(msgs)
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    c = PushConsumer(group, config=ClientConfig(namesrv_addr=ns),
+                     consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
+    c.subscribe(topic, "*")
+    c.register_message_listener(listener)
+    server = RemotingServer("127.0.0.1", 0, name="fake-broker")
+    conns: asyncio.Queue = asyncio.Queue()
+
+    def on_heartbeat(req, conn):
+        conns.put_nowait(conn)
+        return req.response_to(ResponseCode.SUCCESS)
+
+    server.register_processor(RequestCode.HEART_BEAT, on_heartbeat)
+    await server.start()
+    try:
+        async with c:
+            await wait_for(lambda: got and c.offset_store.table.get(next(iter(c.offset_store.table), None)) == 1,
+                           20, "consumed and offset advanced")
+            addr = f"127.0.0.1:{server.port}"
+            await c.instance.remoting.invoke(addr, RemotingCommand.request(RequestCode.HEART_BEAT, None, b"{}"), 5)
+            conn = await asyncio.wait_for(conns.get(), 5)
+            req = RemotingCommand.request(RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT,
+                                          {"topic": topic, "group": group, "clientAddr": "127.0.0.1:1"})
+            r = await conn.invoke(req, 5)
+            assert r.code == ResponseCode.SUCCESS, r.remark
+            mq = '{"brokerName":"' + cluster.brokers[0].name + '","queueId":0,"topic":"' + topic + '"}'
+            assert fastjson.loads(r.body) == fastjson.loads('{"consumerTable":{},"messageQueueTable":{' + mq + ':1}}')
+    finally:
+        await server.stop(grace=1.0)
