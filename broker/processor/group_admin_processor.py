@@ -17,6 +17,7 @@ from broker.producer_manager import ProducerManager
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
 from common import topic_validator
+from remoting import fastjson
 from remoting.body import BodyError
 from remoting.body.consumer import (
     Connection,
@@ -39,6 +40,7 @@ from remoting.header.broker import (
     GetProducerConnectionListRequestHeader,
     ResetOffsetRequestHeader,
 )
+from remoting.header.client_extra import GetConsumerStatusRequestHeader
 
 __all__ = ["GroupAdminProcessor"]
 
@@ -247,6 +249,39 @@ class GroupAdminProcessor:
             except Exception:  # noqa: BLE001 - one dead client must not fail the reset for the others
                 log.warning("reset offset push to %s failed", info.client_addr)
         return req.response_to(ResponseCode.SUCCESS, body=body.to_json())
+
+    async def get_consumer_status(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        """INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223): ask each online consumer of the group (or only
+        ``clientAddr``, a client id) with GET_CONSUMER_STATUS_FROM_CLIENT and gather the answers as
+        GetConsumerStatusBody ``consumerTable`` (clientId -> {MessageQueue: offset})."""
+        h = req.decode_header(GetConsumerStatusRequestHeader)
+        g = self.consumers.get_consumer_group_info(h.group)
+        if g is None or not g.channel_info_table:
+            return req.response_to(ResponseCode.SYSTEM_ERROR,
+                                   f"No Any Consumer online in the consumer group: [{h.group}]")
+        only = h.clientAddr or ""
+        table: dict[str, Any] = {}
+        for ch, info in list(g.channel_info_table.items()):
+            if info.version < _V3_0_7_SNAPSHOT:
+                return req.response_to(
+                    ResponseCode.SYSTEM_ERROR,
+                    f"The Consumer <{info.client_id}> Version <{info.version}> too low to finish, please upgrade it "
+                    "to V3_0_7_SNAPSHOT",
+                )
+            if only and only != info.client_id:
+                continue
+            ask = RemotingCommand.request(RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT,
+                                          {"topic": h.topic, "group": h.group, "clientAddr": h.clientAddr})
+            try:
+                r = await ch.invoke(ask, 5.0)
+                if r.code == ResponseCode.SUCCESS and r.body:
+                    table[info.client_id] = fastjson.loads(r.body).get("messageQueueTable") or {}
+            except Exception as e:  # noqa: BLE001 - one unreachable client must not fail the others
+                log.warning("get consumer status from %s failed: %s", info.client_id, e)
+            if only:
+                break
+        return req.response_to(ResponseCode.SUCCESS,
+                               body=fastjson.dumps({"consumerTable": table, "messageQueueTable": {}}))
 
     def get_all_consumer_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
         return req.response_to(ResponseCode.SUCCESS, body=self.offsets.encode_wire())

@@ -100,10 +100,10 @@ async def test_pull_status_codes_and_next_begin_offset(broker, client):
         "0", "2", "0")
     assert _pull_state(await pull(client, broker.addr, "cg", topic, 0, 2)) == (
         RC.PULL_NOT_FOUND, "OFFSET_OVERFLOW_ONE", 2)
-    # The spec row says nextBeginOffset = maxOffset; 4.9.7's getMessage uses minOffset when it is 0
-    # (maxOffset otherwise), and our store follows the Java code: 0 here.
+    # Spec store-read table: offset > maxOffset -> nextBeginOffset = maxOffset (4.9.7; the "minOffset
+    # when it is 0" rule is older RocketMQ and sends a consumer back to the start of the queue).
     assert _pull_state(await pull(client, broker.addr, "cg", topic, 0, 9)) == (
-        RC.PULL_OFFSET_MOVED, "OFFSET_OVERFLOW_BADLY", 0)
+        RC.PULL_OFFSET_MOVED, "OFFSET_OVERFLOW_BADLY", 2)
     assert _pull_state(await pull(client, broker.addr, "cg", topic, 0, 0, subscription="B")) == (
         RC.PULL_RETRY_IMMEDIATELY, "NO_MATCHED_MESSAGE", 2)
 
