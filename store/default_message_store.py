@@ -517,7 +517,7 @@ class DefaultMessageStore:
             result.next_begin_offset = self._next_offset_correction(offset, offset)
         elif offset > max_offset:
             result.status = GetMessageStatus.OFFSET_OVERFLOW_BADLY
-            result.next_begin_offset = self._next_offset_correction(offset, min_offset if min_offset == 0 else max_offset)
+            result.next_begin_offset = self._next_offset_correction(offset, max_offset)
         else:
             got = cq.get_index_buffer(offset)
             if got is None:

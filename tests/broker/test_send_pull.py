@@ -142,11 +142,6 @@ async def test_pull_offsets_out_of_range(shared_broker):
         assert any(b'"consumerGroup":"gR"' in m.body for m in messages(p))
 
 
-@pytest.mark.xfail(
-    reason="store/default_message_store.py get_message answers OFFSET_OVERFLOW_BADLY with nextBeginOffset=minOffset "
-    "when minOffset==0 (a pre-4.9 rule); 4.9.7 and the spec's store-read table say maxOffset",
-    strict=False,
-)
 async def test_pull_far_past_the_end_points_at_the_max_offset(shared_broker):
     addr = shared_broker.addr
     async with RemotingClient() as c:

@@ -138,14 +138,8 @@ def test_pull_consumer_fetches_queues_and_pulls_with_offsets(cluster, tmp_path):
         assert q["beyond"]["status"] == 3, q["beyond"]
 
 
-OVERFLOW_BADLY_BUG = (
-    "store/default_message_store.py get_message: for offset > maxOffset (OFFSET_OVERFLOW_BADLY) we answer "
-    "PULL_MESSAGE with PULL_OFFSET_MOVED nextBeginOffset=minOffset when minOffset==0 (the pre-4.9 rule); 4.9.7 "
-    "DefaultMessageStore.getMessage and spec broker-behaviour.md 'Store read' table say nextBeginOffset=maxOffset"
-)
 
 
-@pytest.mark.xfail(reason=OVERFLOW_BADLY_BUG, strict=False)
 def test_pull_past_the_end_points_back_at_the_max_offset(cluster, tmp_path):
     ns = cluster["namesrv"]
     topic = "InteropPullPast"
