@@ -100,3 +100,13 @@ def test_request_codes_match_spec():
 def test_response_codes_match_spec():
     ours = {c.name: int(c) for c in ResponseCode}
     assert ours == RESPONSE_CODES
+
+
+def test_language_codes_match_spec():
+    """§6 LanguageCode table; §7 the version we send (V4_9_7 ordinal, >= 401 for standard-JSON routes)."""
+    from remoting.codes import CURRENT_VERSION, LanguageCode
+
+    assert {c.name: int(c) for c in LanguageCode} == {
+        "JAVA": 0, "CPP": 1, "DOTNET": 2, "PYTHON": 3, "DELPHI": 4, "ERLANG": 5, "RUBY": 6, "OTHER": 7, "HTTP": 8,
+        "GO": 9, "PHP": 10, "OMS": 11, "RUST": 12}
+    assert CURRENT_VERSION == 407
