@@ -110,3 +110,12 @@ def test_language_codes_match_spec():
         "JAVA": 0, "CPP": 1, "DOTNET": 2, "PYTHON": 3, "DELPHI": 4, "ERLANG": 5, "RUBY": 6, "OTHER": 7, "HTTP": 8,
         "GO": 9, "PHP": 10, "OMS": 11, "RUST": 12}
     assert CURRENT_VERSION == 407
+
+
+def test_producer_retry_codes_and_degraded_statuses():
+    """§10 producer retry policy: retry on 17, 14, 1, 16, 204, 205; 10/12/11 are stored with a degraded status."""
+    from client.producer import _STATUS_BY_CODE, RETRY_RESPONSE_CODES
+
+    assert {int(c) for c in RETRY_RESPONSE_CODES} == {17, 14, 1, 16, 204, 205}
+    assert {int(c): s.name for c, s in _STATUS_BY_CODE.items()} == {
+        0: "SEND_OK", 10: "FLUSH_DISK_TIMEOUT", 12: "FLUSH_SLAVE_TIMEOUT", 11: "SLAVE_NOT_AVAILABLE"}
