@@ -437,3 +437,15 @@ async def test_send_to_retry_topic_over_max_goes_to_dlq(broker, client):
     r = await send(client, broker.addr, "%RETRY%rtG", b"r", queue_id=0, j=2, l=3)
     assert r.code == RC.SUCCESS, r.remark
     await wait_max_offset(client, broker.addr, "%RETRY%rtG", 0, 1)
+
+
+async def test_end_transaction_answers(broker, client):
+    """broker-behaviour §10: unknown half message -> SYSTEM_ERROR; type 0 (unknown) gets no answer at all."""
+    h = {"producerGroup": "txPG", "tranStateTableOffset": 0, "commitLogOffset": 1 << 40, "commitOrRollback": 8,
+         "msgId": "7F0000010000000000000000000000AA", "fromTransactionCheck": "false"}
+    r = await call(client, broker.addr, RequestCode.END_TRANSACTION, h)
+    assert (r.code, r.remark) == (RC.SYSTEM_ERROR, "Find prepared transaction message failed")
+    from remoting.errors import RemotingTimeoutError
+
+    with pytest.raises(RemotingTimeoutError):
+        await call(client, broker.addr, RequestCode.END_TRANSACTION, {**h, "commitOrRollback": 0}, timeout=0.3)
