@@ -449,3 +449,18 @@ async def test_end_transaction_answers(broker, client):
 
     with pytest.raises(RemotingTimeoutError):
         await call(client, broker.addr, RequestCode.END_TRANSACTION, {**h, "commitOrRollback": 0}, timeout=0.3)
+
+
+async def test_5x_and_acl_extra_keys_are_ignored(broker, client):
+    """§8: extra keys (5.x ns/nsd/bname/oway/lo, ACL AccessKey/Signature) do not change the answer."""
+    extra = {"ns": "x", "nsd": "false", "bname": "wire", "oway": "false", "lo": "false",
+             "AccessKey": "ak", "Signature": "sig", "setZeroIfNotFound": "true"}
+    topic = "ConfExtraKeys"
+    await _create_topic(client, broker.addr, topic, queues=1)
+    r = await call(client, broker.addr, RequestCode.GET_MAX_OFFSET, {"topic": topic, "queueId": 0, **extra})
+    assert r.code == RC.SUCCESS and r.ext_fields == {"offset": "0"}
+    r = await send(client, broker.addr, topic, b"x", queue_id=0, **extra)
+    assert r.code == RC.SUCCESS, r.remark
+    await wait_max_offset(client, broker.addr, topic, 0, 1)
+    r = await pull(client, broker.addr, "xg", topic, 0, 0)
+    assert r.code == RC.SUCCESS
