@@ -515,6 +515,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         RequestCode.GET_CONSUMER_CONNECTION_LIST: group_admin.get_consumer_connection_list,
         RequestCode.GET_PRODUCER_CONNECTION_LIST: group_admin.get_producer_connection_list,
         RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: group_admin.reset_offset,
+        RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS: group_admin.get_consumer_status,
         RequestCode.GET_ALL_CONSUMER_OFFSET: group_admin.get_all_consumer_offset,
         RequestCode.GET_ALL_DELAY_OFFSET: group_admin.get_all_delay_offset,
         RequestCode.CLONE_GROUP_OFFSET: group_admin.clone_group_offset,

@@ -30,7 +30,6 @@ BROKER_UNREGISTERED = {
     "GET_BROKER_CLUSTER_ACL_INFO": "§9: code 52 (ACL 1.0) not registered on the broker",
     "UPDATE_GLOBAL_WHITE_ADDRS_CONFIG": "§9: code 53 (ACL 1.0) not registered on the broker",
     "GET_BROKER_CLUSTER_ACL_CONFIG": "§9: code 54 (ACL 1.0) not registered on the broker",
-    "INVOKE_BROKER_TO_GET_CONSUMER_STATUS": "§9: code 223 not registered on the broker",
     "REGISTER_FILTER_SERVER": "§9: code 301 (legacy) not registered on the broker",
     "QUERY_CORRECTION_OFFSET": "§9: code 308 not registered on the broker",
     "QUERY_CONSUME_QUEUE": "§9: code 321 not registered on the broker",
