@@ -80,12 +80,17 @@ CONSUME_FROM_WHERE = (
 
 
 def _enum_name(value: Any, names: tuple[str, ...], default: str) -> str:
-    """An enum field as its Java name: names pass through, JSON integers are ordinals."""
+    """An enum field as its Java name: JSON integers are ordinals, names match case-insensitively.
+
+    fastjson does both; the Go client writes "BroadCasting" / "Clustering".
+    """
     if isinstance(value, int) and not isinstance(value, bool):
         if 0 <= value < len(names):
             return names[value]
         raise BodyError(f"enum ordinal {value} out of range for {names[0]}...")
-    return as_str(value, default)
+    text = as_str(value, default)
+    upper = text.upper()
+    return upper if upper in names else text
 
 
 @dataclass(slots=True)

@@ -35,3 +35,11 @@ def test_enum_ordinals_map_to_java_names_as_fastjson_does():
 def test_out_of_range_ordinal_is_a_clear_error():
     with pytest.raises(BodyError, match="ordinal 7"):
         ConsumerData.from_obj(orjson.loads(_consumer(messageModel=7)))
+
+
+def test_enum_names_match_case_insensitively_as_fastjson_does():
+    # the Go client writes its MessageModel as "BroadCasting" / "Clustering"
+    cd = ConsumerData.from_obj(orjson.loads(_consumer(messageModel="BroadCasting", consumeType="CONSUME_PASSIVELY")))
+    assert cd.messageModel == "BROADCASTING"
+    cd = ConsumerData.from_obj(orjson.loads(_consumer(messageModel="Clustering")))
+    assert cd.messageModel == "CLUSTERING"
