@@ -21,6 +21,7 @@ from broker.broker_stats_manager import BrokerStatsManager
 from broker.config import BrokerConfig
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
+from broker.transaction.transactional_message_util import java_properties_string
 from common import mixall, topic_validator
 from common.message import (
     MessageConst,
@@ -428,7 +429,8 @@ class SendMessageProcessor:
             props[MessageConst.DELAY] = str(level)
         props[MessageConst.REAL_TOPIC] = msg.topic
         props[MessageConst.REAL_QID] = str(msg.queue_id)
-        msg.properties_string = _PROP_SEP.join(k + _NAME_VALUE + v for k, v in props.items())
+        # Java re-serializes its HashMap here: same bytes as RocketMQ's record.
+        msg.properties_string = java_properties_string(props)
         msg.topic = mixall.SCHEDULE_TOPIC
         msg.queue_id = level - 1
         return None

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from broker.transaction.transactional_message_util import java_properties_string
 from common.message import MessageSysFlag, decode_offset_msg_id, encode_batch_body
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
@@ -281,6 +282,9 @@ async def test_delayed_and_half_messages_are_parked(shared_broker):
         assert m.body == b"later"
         assert m.properties["REAL_TOPIC"] == "DelayT" and m.properties["REAL_QID"] == "1"
         assert m.properties["DELAY"] == "3" and m.properties["WAIT"] == "true"
+        # re-serialized in Java HashMap order, as RocketMQ's CommitLog writes a delayed record
+        assert m.properties_string == java_properties_string(m.properties)
+        assert list(m.properties)[0] == "REAL_TOPIC"
         await wait_max_offset(c, addr, "SCHEDULE_TOPIC_XXXX", 17, 1)
         (m,) = messages(await pull(c, addr, "gD", "SCHEDULE_TOPIC_XXXX", 17, 0))
         assert m.body == b"clamped" and m.properties["DELAY"] == "18"
