@@ -146,13 +146,16 @@ class MQClientInstance:
         self.started = False
         for t in self._tasks:
             t.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        # Bounded: Python 3.11's wait_for can swallow a cancel that lands as its inner
+        # wait completes, so a loop could survive cancel(); it then exits on `started`.
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=5)
         await self.unregister_all()
         await self.remoting.close()
 
     async def _every(self, period: float, fn, first: float) -> None:
         await asyncio.sleep(first)
-        while True:
+        while self.started:
             try:
                 await fn()
             except asyncio.CancelledError:
@@ -162,11 +165,13 @@ class MQClientInstance:
             await asyncio.sleep(period)
 
     async def _rebalance_service(self) -> None:
-        while True:
+        while self.started:
             try:
                 await asyncio.wait_for(self._rebalance_wakeup.wait(), REBALANCE_INTERVAL)
             except TimeoutError:
                 pass
+            if not self.started:
+                return
             self._rebalance_wakeup.clear()
             await self.do_rebalance()
 

@@ -212,7 +212,8 @@ class PushConsumer:
             pq.dropped = True
         for t in self._pull_tasks.values():
             t.cancel()
-        await asyncio.gather(*self._pull_tasks.values(), return_exceptions=True)
+        if self._pull_tasks:  # bounded: a shutdown must never hang on one stuck pull
+            await asyncio.wait(list(self._pull_tasks.values()), timeout=5)
         if self._consume_tasks:
             await asyncio.wait(list(self._consume_tasks), timeout=10)
         await self.persist_consumer_offset()
