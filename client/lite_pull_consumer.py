@@ -183,7 +183,8 @@ class LitePullConsumer:
         tasks = [s.task for s in self.states.values() if s.task]
         for t in tasks:
             t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        if tasks:  # bounded, as PushConsumer.shutdown
+            await asyncio.wait(tasks, timeout=5)
         if self.auto_commit:
             await self.commit_sync()
         else:
