@@ -57,26 +57,6 @@ def tags_code_of(tags: str | None) -> int:
     return java_string_hash(tags)
 
 
-class SendHeader:
-    """The send request header in V1 terms (parsed straight from extFields for speed)."""
-
-    __slots__ = (
-        "producerGroup",
-        "topic",
-        "defaultTopic",
-        "defaultTopicQueueNums",
-        "queueId",
-        "sysFlag",
-        "bornTimestamp",
-        "flag",
-        "properties",
-        "reconsumeTimes",
-        "unitMode",
-        "maxReconsumeTimes",
-        "batch",
-    )
-
-
 _V1_KEYS = (
     "producerGroup",
     "topic",
@@ -92,6 +72,14 @@ _V1_KEYS = (
     "maxReconsumeTimes",
     "batch",
 )
+
+
+class SendHeader:
+    """The send request header in V1 terms (parsed straight from extFields for speed)."""
+
+    __slots__ = _V1_KEYS
+
+
 _V2_KEYS = ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m")
 
 
