@@ -5,16 +5,17 @@ from __future__ import annotations
 import os
 import time
 
+from common.speedups import java_hash as _java_hash
+
 __all__ = ["java_string_hash", "now_ms", "write_file_atomic", "read_file_with_bak"]
 
 
 def java_string_hash(s: str) -> int:
-    """Java ``String.hashCode()``: 31-multiplier over UTF-16 code units, signed 32-bit."""
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - 0x100000000 if h & 0x80000000 else h
+    """Java ``String.hashCode()``: 31-multiplier over UTF-16 code units, signed 32-bit.
+
+    Delegates to :func:`common.speedups.java_hash` (compiled when available).
+    """
+    return _java_hash(s)
 
 
 def now_ms() -> int:

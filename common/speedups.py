@@ -1,0 +1,376 @@
+"""The store's per-message primitives: a pure-Python twin and an optional compiled one.
+
+As aiokafka does for its record batches, the hot path has two implementations
+with identical results behind one :class:`Speedups` Protocol:
+
+* the pure-Python twin below (the reference, always available), and
+* ``common._speedups``, a small C extension (``common/_speedups.c``) built by
+  ``setup.py`` when a compiler is present.
+
+The compiled twin is chosen at import unless ``ROCKETMQ_PY_PURE=1`` is set or it
+was not built; :data:`IS_COMPILED` says which one is in use. :data:`pure` and
+:data:`compiled` (None when absent) give both twins to tests and benchmarks.
+
+Functions (module attributes; see :class:`Speedups` for the full contracts):
+
+* ``java_hash(s)``: Java ``String.hashCode()``.
+* ``index_put(buf, slot_num, index_count, key_hash, phy_offset, time_diff)``: one IndexFile entry.
+* ``index_put_keys(buf, slot_num, index_count, max_index, keys, phy_offset, time_diff)``:
+  hash and insert many keys.
+* ``split_batch(body)``: the entries of a client batch body.
+* ``parse_record(buf, pos, strict=False)``: one CommitLog record for the reput's DispatchRequest.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import struct
+import sys
+import types
+from typing import Protocol
+
+__all__ = [
+    "Speedups",
+    "IS_COMPILED",
+    "pure",
+    "compiled",
+    "java_hash",
+    "index_put",
+    "index_put_keys",
+    "split_batch",
+    "parse_record",
+    "RecordTuple",
+    "INDEX_HEADER_SIZE",
+    "HASH_SLOT_SIZE",
+    "INDEX_ENTRY_SIZE",
+]
+
+INDEX_HEADER_SIZE = 40
+HASH_SLOT_SIZE = 4
+INDEX_ENTRY_SIZE = 20
+
+# (total_size, magic, body_crc, queue_id, flag, queue_offset, phys_offset, sys_flag, born_ts, store_ts,
+#  prepared_tx_offset, body_start, body_len, topic, properties_start, properties_len,
+#  tags, keys, uniq_key, delay)
+RecordTuple = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, str, int, int,
+                    str | None, str | None, str | None, str | None]
+
+
+class Speedups(Protocol):
+    """What both twins provide. Buffers are any writable/readable buffer (mmap, bytearray, memoryview)."""
+
+    def java_hash(self, s: str) -> int:
+        """Java ``String.hashCode()`` of ``s``: ``h = 31*h + unit`` over its UTF-16 code units
+        (characters above U+FFFF as surrogate pairs, lone surrogates as one unit), as a signed
+        32-bit int."""
+        ...
+
+    def index_put(self, buf, slot_num: int, index_count: int, key_hash: int, phy_offset: int,
+                  time_diff: int) -> bool:
+        """Write IndexFile entry number ``index_count`` and point its hash slot at it.
+
+        ``key_hash`` is a Java hash (signed, or its unsigned 32-bit form); RocketMQ's
+        ``indexKeyHashMethod`` (abs, Integer.MIN_VALUE -> 0) is applied, so an already
+        non-negative hash is kept as is. The slot is ``keyHash % slot_num``; its old value
+        becomes the entry's prevIndex (0 when it is <= 0 or > index_count). The 40-byte
+        header is left to the caller. Returns True when the slot was empty (the caller
+        increments hashSlotCount). Raises ValueError/IndexError when ``slot_num`` < 1,
+        ``index_count`` < 0 or the entry or slot lies outside ``buf``; nothing is written then.
+        """
+        ...
+
+    def index_put_keys(self, buf, slot_num: int, index_count: int, max_index: int, keys: list[str],
+                       phy_offset: int, time_diff: int) -> tuple[int, int]:
+        """Hash each key (already ``topic#key``) and :meth:`index_put` it at ``index_count``,
+        ``index_count + 1``, ... while the entry number is below ``max_index`` (maxIndexNum).
+
+        After an entry written at number <= 1 the time diff of the following keys is 0 (that
+        entry sets the header's beginTimestamp to this record's). Returns ``(written,
+        new_slots)``: how many keys were written (fewer than ``len(keys)`` means the file is
+        full) and how many of them took an empty slot. Bounds are checked for the whole run
+        before anything is written.
+        """
+        ...
+
+    def split_batch(self, body: bytes) -> list[tuple[int, int, int, int, int]] | str:
+        """The entries of a client batch body as ``(body_start, body_len, properties_start,
+        properties_len, flag)``, or an error text; same results as ``CommitLog._split_batch``."""
+        ...
+
+    def parse_record(self, buf, pos: int, strict: bool = False) -> RecordTuple | None:
+        """Parse the CommitLog record at ``pos`` (see :func:`_py_parse_record`)."""
+        ...
+
+
+# -- java_hash -----------------------------------------------------------------------
+
+_POW_MAX = 1024
+# 31**k mod 2**32, lowest power first: hashCode = sum(u[n-1-k] * 31**k) mod 2**32, so the units are
+# walked in reverse against this table (map() stops at the shorter iterable)
+_POW31 = [pow(31, k, 1 << 32) for k in range(_POW_MAX)]
+_UTF16_NATIVE = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"
+_mul = operator.mul
+
+
+def _py_java_hash(s: str) -> int:
+    """Pure twin of ``java_hash``."""
+    if s.isascii():
+        units = s.encode("ascii")
+    else:
+        # surrogatepass: a lone surrogate is one UTF-16 unit, as in a Java string
+        units = memoryview(s.encode(_UTF16_NATIVE, "surrogatepass")).cast("H")
+    if len(units) <= _POW_MAX:
+        h = sum(map(_mul, reversed(units), _POW31)) & 0xFFFFFFFF
+    else:
+        h = 0
+        for u in units:
+            h = (31 * h + u) & 0xFFFFFFFF
+    return h - 0x100000000 if h & 0x80000000 else h
+
+
+# -- IndexFile -------------------------------------------------------------------------
+
+_I32 = struct.Struct(">i")
+_ENTRY = struct.Struct(">iqii")
+
+
+def _index_key_hash(h: int) -> int:
+    """RocketMQ's indexKeyHashMethod on a 32-bit hash: abs of the signed value, MIN_VALUE -> 0."""
+    h &= 0xFFFFFFFF
+    if h & 0x80000000:
+        return 0 if h == 0x80000000 else 0x100000000 - h
+    return h
+
+
+def _check_index_args(buf, slot_num: int, index_count: int, last_count: int, phy_offset: int,
+                      time_diff: int) -> int:
+    """Validate the arguments for entries index_count..last_count; return the entries' base offset."""
+    if not -0x8000000000000000 <= phy_offset <= 0x7FFFFFFFFFFFFFFF:
+        raise OverflowError("phy_offset is not a signed 64-bit value")
+    if not -0x80000000 <= time_diff <= 0x7FFFFFFF:
+        raise OverflowError("time_diff is not a signed 32-bit value")
+    if slot_num < 1:
+        raise ValueError("slot_num must be positive")
+    if index_count < 0:
+        raise ValueError("index_count must not be negative")
+    base = INDEX_HEADER_SIZE + slot_num * HASH_SLOT_SIZE
+    if last_count >= index_count and base + (last_count + 1) * INDEX_ENTRY_SIZE > len(buf):
+        raise IndexError("index entry outside the buffer")
+    return base
+
+
+def _py_index_put(buf, slot_num: int, index_count: int, key_hash: int, phy_offset: int, time_diff: int) -> bool:
+    """Pure twin of ``index_put``."""
+    if not -0x80000000 <= key_hash <= 0xFFFFFFFF:
+        raise ValueError("key_hash is not a 32-bit value")
+    base = _check_index_args(buf, slot_num, index_count, index_count, phy_offset, time_diff)
+    key_hash = _index_key_hash(key_hash)
+    slot_pos = INDEX_HEADER_SIZE + (key_hash % slot_num) * HASH_SLOT_SIZE
+    prev = _I32.unpack_from(buf, slot_pos)[0]
+    empty = prev <= 0 or prev > index_count
+    _ENTRY.pack_into(buf, base + index_count * INDEX_ENTRY_SIZE, key_hash, phy_offset, time_diff,
+                     0 if empty else prev)
+    _I32.pack_into(buf, slot_pos, index_count)
+    return empty
+
+
+def _py_index_put_keys(buf, slot_num: int, index_count: int, max_index: int, keys: list[str],
+                       phy_offset: int, time_diff: int) -> tuple[int, int]:
+    """Pure twin of ``index_put_keys``."""
+    n = max(0, min(len(keys), max_index - index_count))
+    base = _check_index_args(buf, slot_num, index_count, index_count + n - 1, phy_offset, time_diff)
+    if n == 0:
+        return 0, 0
+    hashes = [_index_key_hash(_py_java_hash(k)) for k in keys[:n]]
+    unpack_int = _I32.unpack_from
+    pack_int = _I32.pack_into
+    pack_entry = _ENTRY.pack_into
+    count = index_count
+    new_slots = 0
+    for key_hash in hashes:
+        slot_pos = INDEX_HEADER_SIZE + (key_hash % slot_num) * HASH_SLOT_SIZE
+        prev = unpack_int(buf, slot_pos)[0]
+        if prev <= 0 or prev > count:
+            prev = 0
+            new_slots += 1
+        pack_entry(buf, base + count * INDEX_ENTRY_SIZE, key_hash, phy_offset, time_diff, prev)
+        pack_int(buf, slot_pos, count)
+        if count <= 1:
+            time_diff = 0
+        count += 1
+    return n, new_slots
+
+
+# -- client batch bodies -----------------------------------------------------------------
+
+_BATCH_HEAD = struct.Struct(">iiiii")  # totalSize magic bodyCRC flag bodyLen
+_U16 = struct.Struct(">H")
+
+
+def _py_split_batch(body: bytes) -> list[tuple[int, int, int, int, int]] | str:
+    """Pure twin of ``split_batch``."""
+    n = len(body)
+    out = []
+    pos = 0
+    unpack = _BATCH_HEAD.unpack_from
+    while pos < n:
+        if pos + 22 > n:
+            return f"truncated batch entry at {pos}"
+        total, _magic, _crc, flag, blen = unpack(body, pos)
+        p = pos + 20
+        if blen < 0 or p + blen + 2 > n:
+            return f"bad body length in batch entry at {pos}"
+        bstart = p
+        p += blen
+        plen = _U16.unpack_from(body, p)[0]
+        p += 2
+        if p + plen > n or total != p + plen - pos:
+            return f"bad size in batch entry at {pos}"
+        out.append((bstart, blen, p, plen, flag))
+        pos = p + plen
+    return out
+
+
+# -- CommitLog records -----------------------------------------------------------------------
+
+MESSAGE_MAGIC_CODE = -626843481  # 0xDAA320A7
+MESSAGE_MAGIC_CODE_V2 = -626843477  # 0xDAA320AB (5.x: 2-byte topic length)
+BLANK_MAGIC_CODE = -875286124  # 0xCBD43194
+_BORN_V6 = 0x10
+_STORE_V6 = 0x20
+_MIN_RECORD = 91
+# TOTAL MAGIC CRC QID FLAG QOFF PHYS SYSFLAG BORNTS
+_HEAD = struct.Struct(">iiiiiqqiq")
+_HEAD_SIZE = _HEAD.size  # 48, then born host (4/16 + port)
+# after the born host: STORETS, store host (4/16 + port), RECONSUME PREPARED BODYLEN
+_I64 = struct.Struct(">q")
+_TAIL = struct.Struct(">iqi")
+_I16 = struct.Struct(">h")
+_BLANK_HEAD = struct.Struct(">ii")
+
+
+def _prop(s: str, name: str) -> str | None:
+    """Value of property ``name`` (given as ``"NAME\\x01"``): last entry wins, empty counts as absent."""
+    i = s.rfind(name)
+    while i > 0 and s[i - 1] != "\x02":
+        i = s.rfind(name, 0, i)
+    if i < 0:
+        return None
+    j = s.find("\x02", i)
+    v = s[i + len(name) : j] if j >= 0 else s[i + len(name) :]
+    return v or None
+
+
+def _py_parse_record(buf, pos: int, strict: bool = False) -> RecordTuple | None:
+    """Pure twin of ``parse_record``: the record at ``pos`` of ``buf`` (a CommitLog file view).
+
+    Returns None when the bytes at ``pos`` are not a valid record (too short, wrong
+    magic, sizes that do not add up, a topic that is empty or not UTF-8; with ``strict``,
+    as recovery wants, also a NUL byte in topic or properties). Raises IndexError when
+    ``pos`` is outside ``0..len(buf)``. Otherwise a 20-tuple::
+
+        0 total_size   1 magic       2 body_crc    3 queue_id     4 flag
+        5 queue_offset 6 phys_offset 7 sys_flag    8 born_ts      9 store_ts
+        10 prepared_tx_offset        11 body_start 12 body_len    13 topic (str)
+        14 properties_start          15 properties_len
+        16 tags  17 keys  18 uniq_key  19 delay    (str, or None when absent or empty)
+
+    Offsets (body_start, properties_start) are absolute positions in ``buf``. The
+    property values are those of ``string_to_properties(props).get(NAME)`` with the
+    properties decoded as UTF-8 with replacement (last entry wins). A BLANK record
+    (end of file; only its 8-byte head is needed) gives ``(total_size, BLANK_MAGIC_CODE,
+    0, ..., 0, "", 0, 0, None, None, None, None)``. Magic v1 (1-byte topic length) and
+    the 5.x v2 (2-byte) are read, IPv4 and IPv6 hosts (sys_flag bits 0x10/0x20).
+    """
+    n = len(buf)
+    if pos < 0 or pos > n:
+        raise IndexError("record position outside the buffer")
+    if pos + _HEAD_SIZE + 40 > n:  # shorter than the smallest header: only a BLANK head fits
+        if pos + 8 > n:
+            return None
+        total, magic = _BLANK_HEAD.unpack_from(buf, pos)
+        return _blank(total) if magic == BLANK_MAGIC_CODE else None
+    total, magic, crc, qid, flag, qoff, phys, sys_flag, born_ts = _HEAD.unpack_from(buf, pos)
+    if magic != MESSAGE_MAGIC_CODE and magic != MESSAGE_MAGIC_CODE_V2:
+        return _blank(total) if magic == BLANK_MAGIC_CODE else None
+    if total < _MIN_RECORD or pos + total > n:
+        return None
+    p = pos + _HEAD_SIZE + (20 if sys_flag & _BORN_V6 else 8)
+    if p + 8 > n:
+        return None
+    store_ts = _I64.unpack_from(buf, p)[0]
+    p += 8 + (20 if sys_flag & _STORE_V6 else 8)
+    if p + 16 > n:
+        return None
+    _reconsume, prepared, body_len = _TAIL.unpack_from(buf, p)
+    p += 16
+    end = pos + total
+    if body_len < 0 or p + body_len > end:
+        return None
+    body_start = p
+    p += body_len
+    if magic == MESSAGE_MAGIC_CODE:
+        if p + 1 > end:
+            return None
+        tlen = buf[p]
+        p += 1
+    else:
+        if p + 2 > end:
+            return None
+        tlen = _I16.unpack_from(buf, p)[0]
+        p += 2
+    if tlen <= 0 or p + tlen + 2 > end:
+        return None
+    topic_raw = bytes(buf[p : p + tlen])
+    p += tlen
+    plen = _U16.unpack_from(buf, p)[0]
+    p += 2
+    if p + plen != end:
+        return None
+    props_raw = bytes(buf[p:end])
+    if strict and (b"\x00" in topic_raw or b"\x00" in props_raw):
+        return None
+    try:
+        topic = topic_raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    tags = keys = uniq = delay = None
+    if plen:
+        s = props_raw.decode("utf-8", "replace")
+        tags = _prop(s, "TAGS\x01")
+        keys = _prop(s, "KEYS\x01")
+        uniq = _prop(s, "UNIQ_KEY\x01")
+        delay = _prop(s, "DELAY\x01")
+    return (total, magic, crc, qid, flag, qoff, phys, sys_flag, born_ts, store_ts, prepared,
+            body_start, body_len, topic, p, plen, tags, keys, uniq, delay)
+
+
+def _blank(total: int) -> RecordTuple:
+    return (total, BLANK_MAGIC_CODE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "", 0, 0, None, None, None, None)
+
+
+# -- the loader ----------------------------------------------------------------------------------
+
+pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
+    java_hash=_py_java_hash,
+    index_put=_py_index_put,
+    index_put_keys=_py_index_put_keys,
+    split_batch=_py_split_batch,
+    parse_record=_py_parse_record,
+)
+
+compiled: Speedups | None
+try:
+    from common import _speedups as compiled  # type: ignore[no-redef]
+except ImportError:
+    compiled = None
+
+IS_COMPILED: bool = compiled is not None and os.environ.get("ROCKETMQ_PY_PURE", "") != "1"
+_impl: Speedups = compiled if IS_COMPILED else pure  # type: ignore[assignment]
+
+java_hash = _impl.java_hash
+index_put = _impl.index_put
+index_put_keys = _impl.index_put_keys
+split_batch = _impl.split_batch
+parse_record = _impl.parse_record
