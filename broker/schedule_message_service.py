@@ -146,6 +146,9 @@ class ScheduleMessageService:
         self._events: dict[int, asyncio.Event] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waker_installed = False
+        # level -> (queue offset, commit-log offset) of a put that failed after its DLedger entry was
+        # appended (or succeeded after a stop): decided by _outcome before the unit is put again
+        self._unconfirmed: dict[int, tuple[int, int]] = {}
 
     # -- offsets -----------------------------------------------------------------
 
@@ -255,7 +258,7 @@ class ScheduleMessageService:
             # cleared before reading the queue: a unit dispatched after this point sets it again
             ev.clear()
             try:
-                wait_ms = self._deliver_due(level)
+                wait_ms = await self._deliver_due(level)
             except Exception:  # noqa: BLE001 - keep the level alive, as RocketMQ does
                 log.exception("schedule level %d failed; retrying in %d ms", level, DELAY_FOR_A_PERIOD_MS)
                 wait_ms = DELAY_FOR_A_PERIOD_MS
@@ -269,8 +272,16 @@ class ScheduleMessageService:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(ev.wait(), IDLE_RECHECK_MS / 1000.0)
 
-    def _deliver_due(self, level: int, batch: int = 256) -> float | None:
-        """Deliver due units of ``level``; return ms to wait (None: queue drained, 0: more to do now)."""
+    async def _deliver_due(self, level: int, batch: int = 256) -> float | None:
+        """Deliver due units of ``level``; return ms to wait (None: queue drained, 0: more to do now).
+
+        Each put is awaited (``put_message_async``: in DLedger mode until a quorum has the
+        message) and the level's offset moves past a unit only once its message is stored.
+        A put that failed after its DLedger entry was appended is not repeated until the
+        commit log tells that entry's fate (``append_outcome``): committed, the unit is
+        done; lost, it is put again. So a delayed message is delivered once even when the
+        quorum was missing at its due time.
+        """
         cq = self._find_cq(level)
         table = self.offsets.table
         offset = table.get(level, 0)
@@ -295,23 +306,72 @@ class ScheduleMessageService:
             deliver_at = tags_code if tags_code <= now + delay else now  # clock went back: deliver now
             if deliver_at > now:
                 return deliver_at - now
-            ext = self.store.look_message_by_offset(phys, size)
-            if ext is not None:
-                inner = message_timeup(ext)
-                if inner is None or inner.topic == mixall.RMQ_SYS_TRANS_HALF_TOPIC:
-                    log.error("discarding schedule message at %d (real topic %r)", phys,
-                              None if inner is None else inner.topic)
-                else:
-                    result = self.store.put_message(inner)
-                    if result is None or not result.is_ok():
-                        log.warning("delivering delayed message of level %d failed: %s", level,
-                                    None if result is None else result.status)
-                        return DELAY_FOR_A_WHILE_MS
-                    self.delivered += 1
+            pending = self._unconfirmed.get(level)
+            if pending is not None and pending[0] != offset:
+                del self._unconfirmed[level]  # the level's offset moved on (synced from another master)
+                pending = None
+            outcome = self._outcome(pending[1]) if pending is not None else False
+            if outcome is None:
+                return DELAY_FOR_A_WHILE_MS  # the earlier attempt may still commit: do not put it twice
+            if outcome:
+                self._unconfirmed.pop(level, None)
+                self.delivered += 1
+            else:
+                self._unconfirmed.pop(level, None)
+                ext = self.store.look_message_by_offset(phys, size)
+                if ext is not None:
+                    inner = message_timeup(ext)
+                    if inner is None or inner.topic == mixall.RMQ_SYS_TRANS_HALF_TOPIC:
+                        log.error("discarding schedule message at %d (real topic %r)", phys,
+                                  None if inner is None else inner.topic)
+                    else:
+                        result = await self._put(level, offset, inner)
+                        if not self.started:
+                            # stopped while waiting (role change): the offset stays for the next master
+                            self._keep_unconfirmed(level, offset, result)
+                            return None
+                        if result is None or not result.is_ok():
+                            log.warning("delivering delayed message of level %d failed: %s", level,
+                                        None if result is None else result.status)
+                            self._keep_unconfirmed(level, offset, result)
+                            return DELAY_FOR_A_WHILE_MS
+                        self.delivered += 1
             offset += 1
             table[level] = offset
             done += 1
         return 0 if offset < hi and self.started else None
+
+    def _keep_unconfirmed(self, level: int, offset: int, result: Any) -> None:
+        """Remember a put whose message may be stored although the level's offset did not move past it."""
+        if result is not None and result.is_ok():
+            self._unconfirmed[level] = (offset, -1)  # stored, but the service stopped before counting it
+            return
+        ar = getattr(result, "append_result", None) if result is not None else None
+        if ar is not None and ar.wrote_offset > 0 and self._outcome_oracle() is not None:
+            self._unconfirmed[level] = (offset, ar.wrote_offset)  # its DLedger entry may still commit
+
+    def _outcome_oracle(self) -> Callable[[int], bool | None] | None:
+        return getattr(getattr(self.store, "commit_log", None), "append_outcome", None)
+
+    def _outcome(self, wrote_offset: int) -> bool | None:
+        """Whether the message of an earlier put at ``wrote_offset`` is stored (None: not known yet)."""
+        if wrote_offset < 0:
+            return True
+        ask = self._outcome_oracle()
+        return False if ask is None else ask(wrote_offset)
+
+    async def _put(self, level: int, offset: int, inner: MessageExtBrokerInner) -> Any:
+        """Await the put; if the service stops meanwhile, the outcome is remembered for the next start."""
+        put = asyncio.ensure_future(self.store.put_message_async(inner))
+        try:
+            return await asyncio.shield(put)
+        except asyncio.CancelledError:
+            def keep(f: asyncio.Future) -> None:
+                ok = not f.cancelled() and f.exception() is None
+                self._keep_unconfirmed(level, offset, f.result() if ok else None)
+
+            put.add_done_callback(keep)
+            raise
 
 
 def message_timeup(ext: MessageExt) -> MessageExtBrokerInner | None:

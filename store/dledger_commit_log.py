@@ -21,6 +21,12 @@ the leader appended the entry locally and replication proceeds as for any entry,
 so a caller that must report the quorum outcome (delayed delivery, transactions,
 send-back) has to await ``DefaultMessageStore.put_message_async`` instead.
 
+A replicated put that fails *after* its entry was appended (the quorum wait timed
+out, or the term changed) is not necessarily lost: Raft may still commit the entry
+later. :meth:`DLedgerCommitLog.append_outcome` tells such a caller the entry's fate
+once it is decided, so a writer that retries (the delayed-message delivery) does not
+store the message twice.
+
 The DLedger server runs DLedger's flush behaviour (``async_flush``: written entries
 are flushed every ``flushFileInterval`` ms in the background, not before each
 acknowledgement) and leaves the file store open when it stops: the store still reads
@@ -33,6 +39,7 @@ import asyncio
 import contextlib
 import logging
 import struct
+from collections import OrderedDict
 
 from common.message import BLANK_MAGIC_CODE, MessageExtBatch, MessageExtBrokerInner
 from dledger.config import DLedgerConfig
@@ -54,6 +61,8 @@ _I64 = struct.Struct(">q")
 _II = struct.Struct(">ii")
 _PHYS_AT = 28  # PHYSICALOFFSET inside a CommitLog record
 _TEN_YEARS_H = 10 * 365 * 24
+_QQQ = struct.Struct(">qqq")  # index, term, pos of an entry header (at offset 8)
+_UNCONFIRMED_MAX = 10_000
 
 _UNAVAILABLE = {C.INCONSISTENT_LEADER, C.NOT_LEADER, C.LEADER_NOT_READY, C.DISK_FULL}
 _BUSY = {C.WAIT_QUORUM_ACK_TIMEOUT, C.LEADER_PENDING_FULL}
@@ -136,6 +145,8 @@ class DLedgerCommitLog(CommitLog):
         self._start_task: asyncio.Task | None = None
         self._watch_task: asyncio.Task | None = None
         self.fast_leader_loss = True  # see _watch_leader
+        # commit-log offset -> term of appended entries whose replicated put failed (append_outcome)
+        self._unconfirmed: OrderedDict[int, int] = OrderedDict()
 
     # -- life cycle -----------------------------------------------------------------
 
@@ -436,6 +447,7 @@ class DLedgerCommitLog(CommitLog):
             positions.append(pos)
 
         core = self.server.core
+        term = core.term
         try:
             for rec in records[:-1]:
                 core.propose(rec, hook)
@@ -448,9 +460,46 @@ class DLedgerCommitLog(CommitLog):
             self._finish(result, positions, msg.store_host, msg)
             result.status = put_status_for(e.code)
             result.remark = f"DLedger append: {e}"
+            self._remember_unconfirmed(positions[-1] + BODY_OFFSET, term)
             return result
         self._finish(result, positions, msg.store_host, msg)
         return result
+
+    def _remember_unconfirmed(self, offset: int, term: int) -> None:
+        u = self._unconfirmed
+        u[offset] = term
+        while len(u) > _UNCONFIRMED_MAX:
+            u.popitem(last=False)
+
+    def append_outcome(self, offset: int) -> bool | None:
+        """Fate of the message at commit-log ``offset`` whose replicated put reported a failure.
+
+        True: its entry is committed (the message is stored; do not put it again).
+        False: it is not stored and never will be (its entry was replaced by another
+        leader's, or no entry was appended for it): put it again.
+        None: not decided yet (nothing is committed at that position so far): ask later.
+        Deciding is final: an answer other than None forgets ``offset``.
+        """
+        term = self._unconfirmed.get(offset)
+        if term is None or self.storage is None:
+            return False
+        pos = offset - BODY_OFFSET
+        if self.get_max_offset() <= pos:
+            return None
+        mine = False
+        head = self.storage.select_data(pos, BODY_OFFSET)
+        if head is not None:
+            try:
+                index, e_term, e_pos = _QQQ.unpack_from(head, 8)
+            finally:
+                head.release()
+            try:
+                e = self.storage.get(index) if e_pos == pos and e_term == term and index >= 0 else None
+            except DLedgerError:
+                e = None  # the bytes at pos are not an entry header (the log was rewritten)
+            mine = e is not None and e.pos == pos and e.term == term
+        del self._unconfirmed[offset]
+        return mine
 
     def append_data(self, start_offset: int, data) -> bool:
         return False  # DLedger replicates by itself (no HA)
@@ -538,74 +587,95 @@ class DLedgerReputMessageService(ReputMessageService):
         super().__init__(commit_log, dispatchers, **kw)
         commit_log.reput_waker = self.wakeup
 
+    def _batched(self) -> tuple:
+        """The dispatchers, with per-record index-header writes turned off: this loop calls
+        ``end_batch`` once per pass, as the classic reput does (the store configures the index
+        dispatcher with ``sync_each`` for reput services that override ``do_reput``)."""
+        ds = tuple(self.dispatchers)
+        for d in ds:
+            if getattr(d, "_sync_each", False):
+                d._sync_each = False
+        return ds
+
     def do_reput(self) -> int:
         cl: DLedgerCommitLog = self.commit_log
         count = 0
+        dispatchers = self._batched()
         listener = self.arriving_listener if self._notify_arriving() else None
         check = cl.check_message_and_return_size
         end = cl.get_max_offset()
-        while self.reput_from_offset < end:
-            offset = self.reput_from_offset
-            min_offset = cl.get_min_offset()
-            if offset < min_offset:
-                log.warning("reput offset %d below commit log min %d: jumping", offset, min_offset)
-                self.reput_from_offset = min_offset
-                continue
-            mv = cl.get_data(offset)
-            if mv is None:
-                if offset < cl.divided_commitlog_offset:
-                    self.reput_from_offset = min(cl.roll_next_file(offset), cl.divided_commitlog_offset)
+        last = None
+        try:
+            while self.reput_from_offset < end:
+                offset = self.reput_from_offset
+                min_offset = cl.get_min_offset()
+                if offset < min_offset:
+                    log.warning("reput offset %d below commit log min %d: jumping", offset, min_offset)
+                    self.reput_from_offset = min_offset
                     continue
-                break
-            legacy = offset < cl.divided_commitlog_offset
-            n = len(mv)
-            rel = 0
-            try:
-                while rel < n:
-                    if legacy:
-                        req = check(mv, rel, offset, False)
-                        step = req.msg_size
-                        if not req.success:
-                            log.error("reput: corrupt legacy record at %d, going to the next file", offset + rel)
-                            self.reput_from_offset = cl.roll_next_file(offset + rel)
-                            break
-                        if step == 0:  # BLANK: the rest of the file is filler
-                            self.reput_from_offset = cl.roll_next_file(offset + rel)
-                            break
-                    else:
-                        if rel + 8 > n:
-                            break
-                        magic, step = _II.unpack_from(mv, rel)
-                        if magic == -1:  # DLedger end-of-file blank
-                            self.reput_from_offset = cl.roll_next_file(offset + rel)
-                            break
-                        if step < BODY_OFFSET or rel + step > n:
-                            break
-                        if step == BODY_OFFSET:  # empty entry (no-op)
-                            rel += step
-                            self.reput_from_offset = offset + rel
-                            continue
-                        req = check(mv[rel + BODY_OFFSET : rel + step], 0, offset + rel + BODY_OFFSET, False)
-                        if not req.success or req.msg_size != step - BODY_OFFSET:
-                            log.error("reput: entry at %d does not hold one CommitLog record; skipped", offset + rel)
-                            rel += step
-                            self.reput_from_offset = offset + rel
-                            continue
-                    for d in self.dispatchers:
-                        d.dispatch(req)
-                    if self._on_dispatched is not None:
-                        self._on_dispatched(req)
-                    if listener is not None:
-                        listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,
-                                 req.store_timestamp, req.properties)
-                    count += 1
-                    rel += step
-                    self.reput_from_offset = offset + rel
-            finally:
-                mv.release()
-            if self.reput_from_offset == offset:
-                break  # nothing complete yet
-        self.dispatched_count += count
+                mv = cl.get_data(offset)
+                if mv is None:
+                    if offset < cl.divided_commitlog_offset:
+                        self.reput_from_offset = min(cl.roll_next_file(offset), cl.divided_commitlog_offset)
+                        continue
+                    break
+                legacy = offset < cl.divided_commitlog_offset
+                n = len(mv)
+                rel = 0
+                try:
+                    while rel < n:
+                        if legacy:
+                            req = check(mv, rel, offset, False)
+                            step = req.msg_size
+                            if not req.success:
+                                log.error("reput: corrupt legacy record at %d, going to the next file", offset + rel)
+                                self.reput_from_offset = cl.roll_next_file(offset + rel)
+                                break
+                            if step == 0:  # BLANK: the rest of the file is filler
+                                self.reput_from_offset = cl.roll_next_file(offset + rel)
+                                break
+                        else:
+                            if rel + 8 > n:
+                                break
+                            magic, step = _II.unpack_from(mv, rel)
+                            if magic == -1:  # DLedger end-of-file blank
+                                self.reput_from_offset = cl.roll_next_file(offset + rel)
+                                break
+                            if step < BODY_OFFSET or rel + step > n:
+                                break
+                            if step == BODY_OFFSET:  # empty entry (no-op)
+                                rel += step
+                                self.reput_from_offset = offset + rel
+                                continue
+                            req = check(mv[rel + BODY_OFFSET : rel + step], 0, offset + rel + BODY_OFFSET, False)
+                            if not req.success or req.msg_size != step - BODY_OFFSET:
+                                log.error("reput: entry at %d does not hold one CommitLog record; skipped",
+                                          offset + rel)
+                                rel += step
+                                self.reput_from_offset = offset + rel
+                                continue
+                        for d in dispatchers:
+                            d.dispatch(req)
+                        if listener is not None:
+                            listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,
+                                     req.store_timestamp, req.properties)
+                        last = req
+                        count += 1
+                        rel += step
+                        self.reput_from_offset = offset + rel
+                finally:
+                    mv.release()
+                if self.reput_from_offset == offset:
+                    break  # nothing complete yet
+        finally:
+            if last is not None:
+                if self._on_dispatched is not None:
+                    self._on_dispatched(last)
+                for d in dispatchers:
+                    end_batch = getattr(d, "end_batch", None)
+                    if end_batch is not None:
+                        end_batch()
+            self.dispatched_count += count
         return count
 
 

@@ -64,7 +64,7 @@ class ReplyMessageProcessor:
         if send.broker_config.storeReplyMessageEnable:
             # As RocketMQ: when the reply is stored, the store's answer decides the response code.
             msg.properties_string = _SEP.join(k + _NV + v for k, v in props.items() if k != MessageConst.WAIT)
-            result = send.store.put_message(msg)
+            result = await send.store.put_message_async(msg)  # DLedger: answered once a quorum has it
             return send._response(req, result, h.topic, qid, len(body))
         if code == ResponseCode.SUCCESS:
             # Java clients decode a SUCCESS send answer as SendMessageResponseHeader (queueId is unboxed):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from broker.transaction.transactional_message_util import java_properties_string
@@ -85,7 +85,8 @@ class SendBackProcessor:
         self.retried = 0
         self.dead_lettered = 0
 
-    def __call__(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def __call__(self, req: RemotingCommand, conn: Any) -> RemotingCommand | Awaitable[RemotingCommand]:
+        """Checks answer at once; the put is awaited (the returned awaitable runs as a task)."""
         try:
             h = req.decode_header(ConsumerSendMsgBackRequestHeader)
         except HeaderError as e:
@@ -125,10 +126,16 @@ class SendBackProcessor:
         msg = build_send_back_message(ext, new_topic, queue_id, h.delayLevel, dlq)
         if not dlq:
             msg = self.rewrite_delay(msg)
-        result = self.store.put_message(msg)
+        return self._put(req, msg, dlq, len(ext.body))
+
+    async def _put(self, req: RemotingCommand, msg: MessageExtBrokerInner, dlq: bool, size: int) -> RemotingCommand:
+        """Store the retry / dead letter and answer once it is stored (in DLedger mode: once a quorum
+        has it, as RocketMQ's putMessage waits); any other outcome answers SYSTEM_ERROR, so the
+        consumer sends the message again itself."""
+        result = await self.store.put_message_async(msg)
         if result is not None and result.is_ok():
             if self.stats is not None:
-                self.stats.inc_put(msg.topic, 1, len(ext.body))
+                self.stats.inc_put(msg.topic, 1, size)
             if dlq:
                 self.dead_lettered += 1
             else:

@@ -11,7 +11,7 @@ rollback writes the op marker. Ending the same transaction again is a no-op
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from broker.processor.send_message_processor import put_status_to_response
@@ -41,7 +41,7 @@ class EndTransactionProcessor:
         self.committed = 0
         self.rolled_back = 0
 
-    def __call__(self, req: RemotingCommand, conn: Any) -> RemotingCommand | None:
+    def __call__(self, req: RemotingCommand, conn: Any) -> RemotingCommand | Awaitable[RemotingCommand] | None:
         if self.is_slave():
             return req.response_to(ResponseCode.SLAVE_NOT_AVAILABLE, "Store slave, can not be used to end transaction")
         try:
@@ -62,7 +62,12 @@ class EndTransactionProcessor:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "The transaction state table offset wrong")
         if half.commit_log_offset != h.commitLogOffset:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "The commit log offset wrong")
-        result = self.service.end_transaction(half, kind, h.commitLogOffset, self._put_final)
+        return self._end(req, half, kind, h.commitLogOffset)
+
+    async def _end(self, req: RemotingCommand, half: Any, kind: int, commit_log_offset: int) -> RemotingCommand:
+        """Write the decision and answer once it is stored (DLedger: on a quorum). A failed write
+        answers the error: the half message stays unresolved and the check comes back."""
+        result = await self.service.end_transaction(half, kind, commit_log_offset, self._put_final)
         if result.code == ResponseCode.SUCCESS and not result.duplicate:
             if kind == COMMIT:
                 self.committed += 1
@@ -70,10 +75,10 @@ class EndTransactionProcessor:
                 self.rolled_back += 1
         return req.response_to(result.code, result.remark)
 
-    def _put_final(self, inner) -> tuple[int, str | None, bool]:
+    async def _put_final(self, inner) -> tuple[int, str | None, bool]:
         if self.rewrite_delay is not None:
             inner = self.rewrite_delay(inner)  # a committed delayed message waits in SCHEDULE_TOPIC_XXXX
-        r = self.store.put_message(inner)
+        r = await self.store.put_message_async(inner)
         if r is None:
             return ResponseCode.SYSTEM_ERROR, "store putMessage return null", False
         code, remark, stored = put_status_to_response(r.status.name, self.max_message_size)

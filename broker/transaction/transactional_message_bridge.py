@@ -139,10 +139,11 @@ class TransactionalMessageBridge:
         msg.queue_id = 0
         return msg
 
-    def put_message(self, inner: MessageExtBrokerInner):
-        return self.store.put_message(inner)
+    async def put_message(self, inner: MessageExtBrokerInner):
+        """Store ``inner`` and wait until it is stored (DLedger: until a quorum has it)."""
+        return await self.store.put_message_async(inner)
 
-    def put_op_message(self, half: MessageExt) -> bool:
+    async def put_op_message(self, half: MessageExt) -> bool:
         """Write the remove marker for ``half`` (tag ``d``, body = its queue offset).
 
         Like RocketMQ, no topic config is created for the op topic (it never shows in topics.json).
@@ -161,8 +162,8 @@ class TransactionalMessageBridge:
             born_host=self.store_host,
             store_host=self.store_host,
         )
-        r = self.store.put_message(inner)
-        if not r.is_ok():
+        r = await self.store.put_message_async(inner)
+        if r is None or not r.is_ok():
             log.error("writing the op message for half offset %d failed: %s", half.queue_offset, r.status)
             return False
         return True

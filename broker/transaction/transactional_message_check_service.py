@@ -54,17 +54,10 @@ class TransactionalMessageCheckService:
         """Run a round now (tests, admin)."""
         self._wakeup.set()
 
-    def run_once(self) -> None:
-        """A whole check pass, synchronously (tests, tools)."""
-        _, timeout_ms, check_max = self.settings()
-        self.service.check(timeout_ms, check_max, self.listener)
-        self.rounds += 1
-
     async def run_once_async(self) -> None:
-        """A check pass that lets other work run every few messages (a pass may take up to 60 s per queue)."""
+        """One check pass (it lets other work run every few messages and while its puts are stored)."""
         _, timeout_ms, check_max = self.settings()
-        for _ in self.service.check_steps(timeout_ms, check_max, self.listener):
-            await asyncio.sleep(0)
+        await self.service.check(timeout_ms, check_max, self.listener)
         self.rounds += 1
 
     async def _run(self) -> None:

@@ -17,10 +17,11 @@ after a restart the recent op markers (and the index, for copies) tell.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,7 +120,7 @@ class TransactionCheckListener:
         self.checks_sent += 1
         return True
 
-    def resolve_discard_msg(self, ext: MessageExt) -> None:
+    async def resolve_discard_msg(self, ext: MessageExt) -> None:
         """Copy a half message checked too often (or too old) to TRANS_CHECK_MAX_TIME_TOPIC."""
         log.error("half message %s checked too many times or too old; moving it to %s", ext.msg_id, CHECK_MAX_TIME_TOPIC)
         tc = self.topics.create_topic_in_send_message_back_method(CHECK_MAX_TIME_TOPIC, TCMT_QUEUE_NUMS,
@@ -140,7 +141,7 @@ class TransactionCheckListener:
             store_host=ext.store_host,
             reconsume_times=ext.reconsume_times,
         )
-        r = self.bridge.put_message(inner)
+        r = await self.bridge.put_message(inner)
         if r is not None and r.is_ok():
             self.discarded += 1
         else:
@@ -221,8 +222,15 @@ class TransactionalMessageService:
     def find_half(self, commit_log_offset: int) -> MessageExt | None:
         return self.bridge.look_message_by_offset(commit_log_offset)
 
-    def end_transaction(self, half: MessageExt, kind: int, commit_log_offset: int, put_final: Callable) -> EndResult:
-        """Commit (``put_final(inner)`` -> (code, remark, stored)) or roll back a verified half message."""
+    async def end_transaction(self, half: MessageExt, kind: int, commit_log_offset: int,
+                              put_final: Callable[[MessageExtBrokerInner], Awaitable[tuple[int, str | None, bool]]]
+                              ) -> EndResult:
+        """Commit (``await put_final(inner)`` -> (code, remark, stored)) or roll back a verified half message.
+
+        The final message and the op marker are awaited until stored (DLedger: replicated to a
+        quorum). A commit whose final message could not be stored answers the store's error: the
+        half message stays unresolved and the check asks the producer again, as in RocketMQ.
+        """
         prior = self._already_resolved(half)
         if prior is not None:
             if prior and prior != kind:
@@ -231,34 +239,34 @@ class TransactionalMessageService:
             return EndResult(ResponseCode.SUCCESS, duplicate=True)
         if kind == COMMIT:
             inner = end_message_transaction(half, commit_log_offset)
-            code, remark, stored = put_final(inner)
+            code, remark, stored = await put_final(inner)
             if not stored:
                 return EndResult(code, remark)
-            self.bridge.put_op_message(half)
+            # the final message is stored: the commit succeeded; a missing op marker only means a
+            # later check finds the copy resolved through the remembered key (or asks again)
+            await self.bridge.put_op_message(half)
             self._remember(half, kind)
             return EndResult(code, remark, written=True)
-        self.bridge.put_op_message(half)
-        self._remember(half, kind)
+        if await self.bridge.put_op_message(half):
+            self._remember(half, kind)
+        # else (as RocketMQ) still SUCCESS: without its op marker the half message is checked again
+        # and the producer's repeated rollback writes the marker then
         return EndResult(ResponseCode.SUCCESS)
 
     # -- the check round ----------------------------------------------------------------
 
-    def check(self, transaction_timeout_ms: int, transaction_check_max: int, listener: TransactionCheckListener) -> None:
-        """One pass over every half queue (RocketMQ 4.9.7 semantics), run to the end."""
-        for _ in self.check_steps(transaction_timeout_ms, transaction_check_max, listener):
-            pass
-
-    def check_steps(self, transaction_timeout_ms: int, transaction_check_max: int,
-                    listener: TransactionCheckListener) -> Iterator[None]:
-        """The same pass as a generator that yields every few messages, so an asyncio driver can interleave."""
+    async def check(self, transaction_timeout_ms: int, transaction_check_max: int,
+                    listener: TransactionCheckListener) -> None:
+        """One pass over every half queue (RocketMQ 4.9.7 semantics); other work runs every few messages
+        and while the re-appended copies are being stored."""
         for qid in self.bridge.fetch_half_queue_ids():
             try:
-                yield from self._check_queue(qid, transaction_timeout_ms, transaction_check_max, listener)
+                await self._check_queue(qid, transaction_timeout_ms, transaction_check_max, listener)
             except Exception:  # noqa: BLE001 - one bad queue must not stop the service
                 log.exception("transaction check of half queue %d failed", qid)
 
-    def _check_queue(self, qid: int, timeout_ms: int, check_max: int,
-                     listener: TransactionCheckListener) -> Iterator[None]:
+    async def _check_queue(self, qid: int, timeout_ms: int, check_max: int,
+                           listener: TransactionCheckListener) -> None:
         b = self.bridge
         start = self.clock()
         half_offset = b.fetch_consume_offset(HALF_TOPIC, qid)
@@ -276,7 +284,7 @@ class TransactionalMessageService:
         while True:
             steps += 1
             if steps % YIELD_EVERY == 0:
-                yield
+                await asyncio.sleep(0)
             if self.clock() - start > MAX_PROCESS_TIME_LIMIT_MS:
                 log.info("half queue %d: check time limit reached", qid)
                 break
@@ -294,7 +302,7 @@ class TransactionalMessageService:
                     i = new_offset = got.next_begin_offset
                     continue
                 if self._need_discard(ext, check_max) or self._need_skip(ext):
-                    listener.resolve_discard_msg(ext)
+                    await listener.resolve_discard_msg(ext)
                     i += 1
                     new_offset = i
                     continue
@@ -306,7 +314,7 @@ class TransactionalMessageService:
                 if immunity_s is not None:
                     v = _long(immunity_s)
                     immunity = timeout_ms if v == -1 else v * 1000
-                    if age < immunity and self._check_prepare_queue_offset(remove, done_op, ext):
+                    if age < immunity and await self._check_prepare_queue_offset(remove, done_op, ext):
                         i += 1
                         new_offset = i
                         continue
@@ -317,7 +325,7 @@ class TransactionalMessageService:
                               or (ops and ops[-1].born_timestamp - start > timeout_ms)
                               or age <= -1)
                 if need_check:
-                    copy = self._put_back_half_msg(ext)
+                    copy = await self._put_back_half_msg(ext)
                     if copy is None:
                         break  # the store refused: try again next round
                     listener.resolve_half_msg(copy)
@@ -371,26 +379,26 @@ class TransactionalMessageService:
     def _need_skip(self, ext: MessageExt) -> bool:
         return self.clock() - ext.born_timestamp > self.file_reserved_ms
 
-    def _check_prepare_queue_offset(self, remove: dict[int, int], done_op: list[int], ext: MessageExt) -> bool:
+    async def _check_prepare_queue_offset(self, remove: dict[int, int], done_op: list[int], ext: MessageExt) -> bool:
         prepared = ext.properties.get(MessageConst.TRAN_PREPARED_QUEUE_OFFSET)
         if prepared is None:
-            return self._put_immunity_back(ext)
+            return await self._put_immunity_back(ext)
         v = _long(prepared)
         if v == -1:
             return False
         if v in remove:
             done_op.append(remove.pop(v))
             return True
-        return self._put_immunity_back(ext)
+        return await self._put_immunity_back(ext)
 
-    def _put_immunity_back(self, ext: MessageExt) -> bool:
-        r = self.bridge.put_message(self.bridge.renew_immunity_half_message_inner(ext))
+    async def _put_immunity_back(self, ext: MessageExt) -> bool:
+        r = await self.bridge.put_message(self.bridge.renew_immunity_half_message_inner(ext))
         return r is not None and r.is_ok()
 
-    def _put_back_half_msg(self, ext: MessageExt) -> MessageExt | None:
-        """Re-append ``ext`` to the half queue; the returned copy has the new offsets."""
+    async def _put_back_half_msg(self, ext: MessageExt) -> MessageExt | None:
+        """Re-append ``ext`` to the half queue (awaited until stored); the returned copy has the new offsets."""
         inner = self.bridge.renew_half_message_inner(ext)
-        r = self.bridge.put_message(inner)
+        r = await self.bridge.put_message(inner)
         if r is None or not r.is_ok():
             log.error("re-appending half message %s failed: %s", ext.msg_id, None if r is None else r.status)
             return None

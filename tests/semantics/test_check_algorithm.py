@@ -81,20 +81,24 @@ def put_half(store, bridge, key: str, born: int):
     return store.look_message_by_offset(r.append_result.wrote_offset)
 
 
-def run(svc, listener, store, timeout=6000, check_max=15):
-    svc.check(timeout, check_max, listener)
+async def run(svc, listener, store, timeout=6000, check_max=15):
+    await svc.check(timeout, check_max, listener)
     store.dispatch_pending()
 
 
-def test_young_waits_old_is_checked_then_resolved(env):
+async def _never_written(_inner):
+    raise AssertionError("must not write")
+
+
+async def test_young_waits_old_is_checked_then_resolved(env):
     store, bridge, svc, listener, ch, clock, offsets = env
     born = now_ms()
     half = put_half(store, bridge, "K1", born=born)
     clock.t = half.store_timestamp + 1  # stored before the round began, but too young to check
-    run(svc, listener, store)
+    await run(svc, listener, store)
     assert ch.sent == [] and offsets.query_offset(CONSUMER_GROUP, HALF_TOPIC, 0) == -1
     clock.t = born + 7000  # older than transactionTimeOut
-    run(svc, listener, store)
+    await run(svc, listener, store)
     (cmd,) = ch.sent
     copy = decode_message(cmd.body)
     assert copy.topic == "RealT" and copy.queue_id == 2 and copy.properties["TRANSACTION_CHECK_TIMES"] == "1"
@@ -103,28 +107,29 @@ def test_young_waits_old_is_checked_then_resolved(env):
     assert offsets.query_offset(CONSUMER_GROUP, HALF_TOPIC, 0) == 1
     # the producer commits the copy; the next pass consumes the op marker and both offsets advance
     copy_ext = store.look_message_by_offset(int(cmd.ext_fields["commitLogOffset"]))
-    res = svc.end_transaction(copy_ext, COMMIT, copy_ext.commit_log_offset, lambda inner: (
-        ResponseCode.SUCCESS, None, store.put_message(inner).is_ok()))
+    async def put_final(inner):
+        return ResponseCode.SUCCESS, None, (await store.put_message_async(inner)).is_ok()
+
+    res = await svc.end_transaction(copy_ext, COMMIT, copy_ext.commit_log_offset, put_final)
     assert res.written
     store.dispatch_pending()
     clock.t += 7000
-    run(svc, listener, store)
+    await run(svc, listener, store)
     assert len(ch.sent) == 1  # no new check
     assert offsets.query_offset(CONSUMER_GROUP, HALF_TOPIC, 0) == 2
     assert offsets.query_offset(CONSUMER_GROUP, OP_TOPIC, 0) == 1
     # the original (offset 0) ends late: the same transaction, nothing written again
-    again = svc.end_transaction(half, COMMIT, half.commit_log_offset, lambda inner: (_ for _ in ()).throw(
-        AssertionError("must not write")))
+    again = await svc.end_transaction(half, COMMIT, half.commit_log_offset, _never_written)
     assert again.duplicate and again.code == ResponseCode.SUCCESS
-    conflict = svc.end_transaction(half, ROLLBACK, half.commit_log_offset, None)
+    conflict = await svc.end_transaction(half, ROLLBACK, half.commit_log_offset, None)
     assert conflict.duplicate and conflict.code == ResponseCode.SYSTEM_ERROR
 
 
-def test_discarded_after_max_checks_and_when_too_old(env):
+async def test_discarded_after_max_checks_and_when_too_old(env):
     store, bridge, svc, listener, ch, clock, offsets = env
     put_half(store, bridge, "K2", born=now_ms() - 73 * HOUR)  # older than fileReservedTime (72 h)
     clock.t = now_ms() + 1
-    run(svc, listener, store)
+    await run(svc, listener, store)
     assert ch.sent == [] and listener.discarded == 1
     assert store.get_max_offset_in_queue("TRANS_CHECK_MAX_TIME_TOPIC", 0) == 1
     assert offsets.query_offset(CONSUMER_GROUP, HALF_TOPIC, 0) == 1
@@ -133,23 +138,23 @@ def test_discarded_after_max_checks_and_when_too_old(env):
     clock.t = now_ms() + 1
     for n in range(1, 4):
         clock.t += 10_000
-        run(svc, listener, store, check_max=3)
+        await run(svc, listener, store, check_max=3)
         assert len(ch.sent) == n
     clock.t += 10_000
-    run(svc, listener, store, check_max=3)
+    await run(svc, listener, store, check_max=3)
     assert len(ch.sent) == 3 and listener.discarded == 2
     d = store.look_message_by_offset(store.get_commit_log_offset_in_queue("TRANS_CHECK_MAX_TIME_TOPIC", 0, 1))
     assert d.body == b"K3" and d.properties["TRANSACTION_CHECK_TIMES"] == "3"
 
 
-def test_rollback_before_check_means_no_check(env):
+async def test_rollback_before_check_means_no_check(env):
     store, bridge, svc, listener, ch, clock, offsets = env
     half = put_half(store, bridge, "K4", born=now_ms())
-    res = svc.end_transaction(half, ROLLBACK, half.commit_log_offset, None)
+    res = await svc.end_transaction(half, ROLLBACK, half.commit_log_offset, None)
     assert res.code == ResponseCode.SUCCESS and not res.written
     store.dispatch_pending()
     clock.t = half.born_timestamp + 60_000
-    run(svc, listener, store)
+    await run(svc, listener, store)
     assert ch.sent == []
     assert offsets.query_offset(CONSUMER_GROUP, HALF_TOPIC, 0) == 1
     assert offsets.query_offset(CONSUMER_GROUP, OP_TOPIC, 0) == 1
