@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 
 from common.mapped_file import sync_file
-from common.util import java_string_hash
+from common.speedups import index_put, index_put_keys, java_hash
 
 __all__ = [
     "INDEX_HEADER_SIZE",
@@ -65,21 +65,13 @@ _mul = operator.mul
 
 
 def _java_hash_unsigned(s: str) -> int:
-    """Java ``String.hashCode()`` as an unsigned 32-bit value (ASCII strings skip the UTF-16 encode)."""
-    if s.isascii():
-        if len(s) > _POW_MAX:
-            return java_string_hash(s) & 0xFFFFFFFF
-        return sum(map(_mul, reversed(s.encode("ascii")), _POW31)) & 0xFFFFFFFF
-    units = memoryview(s.encode(_UTF16_NATIVE)).cast("H")
-    if len(units) > _POW_MAX:
-        return java_string_hash(s) & 0xFFFFFFFF
-    return sum(map(_mul, reversed(units), _POW31)) & 0xFFFFFFFF
+    """Java ``String.hashCode()`` as an unsigned 32-bit value."""
+    return java_hash(s) & 0xFFFFFFFF
 
 
 def _java_hash(s: str) -> int:
-    """Same value as common.util.java_string_hash, several times faster (the index's hot path)."""
-    h = _java_hash_unsigned(s)
-    return h - 0x100000000 if h & 0x80000000 else h
+    """Same value as common.util.java_string_hash (common.speedups.java_hash, compiled when available)."""
+    return java_hash(s)
 
 
 def _abs_hash(h: int) -> int:
@@ -329,21 +321,8 @@ class IndexFile:
         count = h.index_count
         if count >= self.index_num:
             return False
-        mm = self._mm
-        slot_pos = INDEX_HEADER_SIZE + (key_hash % self.hash_slot_num) * HASH_SLOT_SIZE
-        slot_value = _INT.unpack_from(mm, slot_pos)[0]
-        if slot_value <= INVALID_INDEX or slot_value > count:
-            slot_value = INVALID_INDEX
+        if index_put(self._mm, self.hash_slot_num, count, key_hash, phy_offset, self._time_diff(store_timestamp)):
             h.hash_slot_count += 1
-        begin_ts = h.begin_timestamp
-        if begin_ts <= 0:
-            time_diff = 0
-        else:
-            # Java long division truncates toward zero; negatives clamp to 0 anyway.
-            delta = store_timestamp - begin_ts
-            time_diff = 0 if delta < 0 else (delta // 1000 if delta < 2_147_483_647_000 else _INT_MAX)
-        _ENTRY.pack_into(mm, self._entries_base + count * INDEX_ENTRY_SIZE, key_hash, phy_offset, time_diff, slot_value)
-        _INT.pack_into(mm, slot_pos, count)
         if count <= 1:
             h.begin_phy_offset = phy_offset
             h.begin_timestamp = store_timestamp
@@ -351,6 +330,33 @@ class IndexFile:
         h.end_phy_offset = phy_offset
         h.end_timestamp = store_timestamp
         return True
+
+    def put_keys(self, keys: list[str], phy_offset: int, store_timestamp: int) -> int:
+        """Append one entry per key (each the whole ``topic#key``; all for the same record) with
+        common.speedups.index_put_keys; return how many fit (the file filled up when that is
+        less than ``len(keys)``). The header is updated in memory only."""
+        h = self.header
+        count = h.index_count
+        done, new_slots = index_put_keys(self._mm, self.hash_slot_num, count, self.index_num, keys, phy_offset,
+                                         self._time_diff(store_timestamp))
+        if done:
+            if count <= 1:
+                h.begin_phy_offset = phy_offset
+                h.begin_timestamp = store_timestamp
+            h.hash_slot_count += new_slots
+            h.index_count = count + done
+            h.end_phy_offset = phy_offset
+            h.end_timestamp = store_timestamp
+        return done
+
+    def _time_diff(self, store_timestamp: int) -> int:
+        """Seconds from the header's beginTimestamp (0 before the first entry), clamped to int32."""
+        begin_ts = self.header.begin_timestamp
+        if begin_ts <= 0:
+            return 0
+        # Java long division truncates toward zero; negatives clamp to 0 anyway.
+        delta = store_timestamp - begin_ts
+        return 0 if delta < 0 else (delta // 1000 if delta < 2_147_483_647_000 else _INT_MAX)
 
     def put_hashes(self, key_hashes: list[int], phy_offset: int, store_timestamp: int) -> int:
         """Append one entry per hash (all for the same record); return how many fit (the file filled up

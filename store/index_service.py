@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from common.speedups import IS_COMPILED as _COMPILED
 from common.util import now_ms
 from store.index_file import IndexFile, IndexFileError, PrefixedKeyHasher, index_file_name
 
@@ -182,30 +183,48 @@ class IndexService:
         if (req.sys_flag & _TRANSACTION_TYPE_MASK) == _TRANSACTION_ROLLBACK_TYPE:
             return
         topic = req.topic
-        hasher = self._hashers.get(topic)
-        if hasher is None:
-            if len(self._hashers) > 10_000:
-                self._hashers.clear()
-            hasher = self._hashers[topic] = PrefixedKeyHasher(topic + "#")
         uniq = req.uniq_key
         keys = req.keys
-        if keys:
-            hashes = [hasher(k) for k in keys.split(" ") if k] if " " in keys else [hasher(keys)]
-            if uniq:
-                hashes.insert(0, hasher(uniq))
-        elif uniq:
-            hashes = [hasher(uniq)]
+        if _COMPILED:
+            # the compiled index_put_keys hashes whole "topic#key" strings faster than any prefix trick
+            prefix = topic + "#"
+            if keys:
+                items = [prefix + k for k in keys.split(" ") if k] if " " in keys else [prefix + keys]
+                if uniq:
+                    items.insert(0, prefix + uniq)
+            elif uniq:
+                items = [prefix + uniq]
+            else:
+                return
+            put = IndexFile.put_keys
         else:
-            return
+            hasher = self._hashers.get(topic)
+            if hasher is None:
+                if len(self._hashers) > 10_000:
+                    self._hashers.clear()
+                hasher = self._hashers[topic] = PrefixedKeyHasher(topic + "#")
+            if keys:
+                items = [hasher(k) for k in keys.split(" ") if k] if " " in keys else [hasher(keys)]
+                if uniq:
+                    items.insert(0, hasher(uniq))
+            elif uniq:
+                items = [hasher(uniq)]
+            else:
+                return
+            put = IndexFile.put_hashes
         ts = req.store_timestamp
         self._dirty = f
-        done = f.put_hashes(hashes, offset, ts)
-        while done < len(hashes):
-            hashes = hashes[done:]
-            f = self._put_full(f, hashes[0], offset, ts)
+        done = put(f, items, offset, ts)
+        while done < len(items):
+            items = items[done:]
+            f = self._roll(f, offset)
             if f is None:
                 return
-            done = 1 + f.put_hashes(hashes[1:], offset, ts)
+            self._dirty = f
+            done = put(f, items, offset, ts)
+            if done == 0:
+                log.error("put key at offset %d failed: a new index file is already full", offset)
+                return
 
     def sync_header(self) -> None:
         """Write the header of the file written since the last call to its mapping (cheap, no msync)."""
@@ -213,18 +232,14 @@ class IndexService:
         if f is not None:
             f.store_header()
 
-    def _put_full(self, f: IndexFile, key_hash: int, offset: int, ts: int) -> IndexFile | None:
-        """``f`` is full: roll to a new file and put the entry there."""
-        while True:
-            log.info("index file %s is full, creating another one", f.file_name)
-            nf = self._retry_get_and_create_index_file()
-            if nf is None or nf is f:
-                log.error("put key at offset %d failed: cannot create an index file", offset)
-                return None
-            f = nf
-            self._dirty = f
-            if f.put_hash(key_hash, offset, ts):
-                return f
+    def _roll(self, f: IndexFile, offset: int) -> IndexFile | None:
+        """``f`` is full: the file that follows it (created), or None when none can be created."""
+        log.info("index file %s is full, creating another one", f.file_name)
+        nf = self._retry_get_and_create_index_file()
+        if nf is None or nf is f:
+            log.error("put key at offset %d failed: cannot create an index file", offset)
+            return None
+        return nf
 
     def _retry_get_and_create_index_file(self) -> IndexFile | None:
         for _ in range(_MAX_TRY_CREATE):

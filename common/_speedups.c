@@ -1,0 +1,508 @@
+/*
+ * common._speedups: the compiled twin of common/speedups.py.
+ *
+ * Same functions, same results, same error types as the pure-Python twin there
+ * (which documents each contract). Plain CPython API, no global state; every
+ * buffer access is bounds-checked against the length the buffer protocol gave.
+ * All store integers are big-endian.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define INDEX_HEADER_SIZE 40
+#define HASH_SLOT_SIZE 4
+#define INDEX_ENTRY_SIZE 20
+
+#define MESSAGE_MAGIC_CODE ((int32_t)0xDAA320A7)
+#define MESSAGE_MAGIC_CODE_V2 ((int32_t)0xDAA320AB)
+#define BLANK_MAGIC_CODE ((int32_t)0xCBD43194)
+#define BORN_V6 0x10
+#define STORE_V6 0x20
+#define MIN_RECORD 91
+#define HEAD_SIZE 48 /* TOTAL MAGIC CRC QID FLAG QOFF PHYS SYSFLAG BORNTS */
+
+/* -- big-endian access (callers check bounds) ------------------------------------ */
+
+static inline uint32_t rd_u32(const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+}
+
+static inline int32_t rd_i32(const uint8_t *p) { return (int32_t)rd_u32(p); }
+
+static inline int64_t rd_i64(const uint8_t *p)
+{
+    return (int64_t)(((uint64_t)rd_u32(p) << 32) | (uint64_t)rd_u32(p + 4));
+}
+
+static inline void wr_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+static inline void wr_u64(uint8_t *p, uint64_t v)
+{
+    wr_u32(p, (uint32_t)(v >> 32));
+    wr_u32(p + 4, (uint32_t)v);
+}
+
+/* -- java_hash ------------------------------------------------------------------------ */
+
+/* String.hashCode() over the UTF-16 code units of a ready str, unsigned 32-bit. */
+static uint32_t hash_str(PyObject *s)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    const void *data = PyUnicode_DATA(s);
+    uint32_t h = 0;
+    Py_ssize_t i;
+
+    switch (PyUnicode_KIND(s)) {
+    case PyUnicode_1BYTE_KIND: {
+        const Py_UCS1 *u = (const Py_UCS1 *)data;
+        for (i = 0; i < n; i++)
+            h = 31u * h + u[i];
+        break;
+    }
+    case PyUnicode_2BYTE_KIND: {
+        const Py_UCS2 *u = (const Py_UCS2 *)data;
+        for (i = 0; i < n; i++)
+            h = 31u * h + u[i];
+        break;
+    }
+    default: {
+        const Py_UCS4 *u = (const Py_UCS4 *)data;
+        for (i = 0; i < n; i++) {
+            Py_UCS4 c = u[i];
+            if (c > 0xFFFF) { /* a surrogate pair, as Java stores it */
+                c -= 0x10000;
+                h = 31u * h + (0xD800u + (c >> 10));
+                h = 31u * h + (0xDC00u + (c & 0x3FF));
+            } else {
+                h = 31u * h + c;
+            }
+        }
+        break;
+    }
+    }
+    return h;
+}
+
+/* Check that o is a str and make it ready; -1 with an exception set otherwise. */
+static int check_str(PyObject *o)
+{
+    if (!PyUnicode_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "expected str, got %.100s", Py_TYPE(o)->tp_name);
+        return -1;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(o) < 0)
+        return -1;
+#endif
+    return 0;
+}
+
+static PyObject *java_hash(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    if (check_str(arg) < 0)
+        return NULL;
+    return PyLong_FromLong((long)(int32_t)hash_str(arg));
+}
+
+/* -- IndexFile ------------------------------------------------------------------------ */
+
+/* RocketMQ's indexKeyHashMethod: abs of the signed hash, Integer.MIN_VALUE -> 0. */
+static inline uint32_t index_key_hash(uint32_t h)
+{
+    if (h & 0x80000000u)
+        return h == 0x80000000u ? 0 : 0u - h;
+    return h;
+}
+
+/*
+ * Validate slot_num/index_count and that entries index_count..last fit in len bytes
+ * (no bounds check when last < index_count). Returns the entries' base offset, -1 on error.
+ */
+static Py_ssize_t check_index_args(Py_ssize_t len, Py_ssize_t slot_num, Py_ssize_t index_count,
+                                   Py_ssize_t last)
+{
+    Py_ssize_t base;
+
+    if (slot_num < 1) {
+        PyErr_SetString(PyExc_ValueError, "slot_num must be positive");
+        return -1;
+    }
+    if (index_count < 0) {
+        PyErr_SetString(PyExc_ValueError, "index_count must not be negative");
+        return -1;
+    }
+    if (slot_num > (PY_SSIZE_T_MAX - INDEX_HEADER_SIZE) / HASH_SLOT_SIZE)
+        goto outside;
+    base = INDEX_HEADER_SIZE + slot_num * HASH_SLOT_SIZE;
+    if (last >= index_count) {
+        /* need base + (last + 1) * 20 <= len, without overflow */
+        if (base > len || last >= (len - base) / INDEX_ENTRY_SIZE)
+            goto outside;
+    }
+    return base;
+outside:
+    PyErr_SetString(PyExc_IndexError, "index entry outside the buffer");
+    return -1;
+}
+
+/* Write entry `count` for key_hash (already abs'ed); returns 1 when the slot was empty. */
+static int put_entry(uint8_t *b, Py_ssize_t base, Py_ssize_t slot_num, Py_ssize_t count, uint32_t key_hash,
+                     int64_t phy_offset, int32_t time_diff)
+{
+    uint8_t *slot = b + INDEX_HEADER_SIZE + (Py_ssize_t)(key_hash % (uint64_t)slot_num) * HASH_SLOT_SIZE;
+    uint8_t *e = b + base + count * INDEX_ENTRY_SIZE;
+    int32_t prev = rd_i32(slot);
+    int empty = prev <= 0 || (Py_ssize_t)prev > count;
+
+    wr_u32(e, key_hash);
+    wr_u64(e + 4, (uint64_t)phy_offset);
+    wr_u32(e + 12, (uint32_t)time_diff);
+    wr_u32(e + 16, empty ? 0u : (uint32_t)prev);
+    wr_u32(slot, (uint32_t)count);
+    return empty;
+}
+
+static PyObject *index_put(PyObject *module, PyObject *args)
+{
+    Py_buffer buf;
+    Py_ssize_t slot_num, index_count, base;
+    long long key_hash, phy_offset;
+    int time_diff, empty;
+
+    (void)module;
+    if (!PyArg_ParseTuple(args, "w*nnLLi:index_put", &buf, &slot_num, &index_count, &key_hash, &phy_offset,
+                          &time_diff))
+        return NULL;
+    if (key_hash < -0x80000000LL || key_hash > 0xFFFFFFFFLL) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "key_hash is not a 32-bit value");
+        return NULL;
+    }
+    base = check_index_args(buf.len, slot_num, index_count, index_count);
+    if (base < 0) {
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
+    empty = put_entry((uint8_t *)buf.buf, base, slot_num, index_count, index_key_hash((uint32_t)key_hash),
+                      (int64_t)phy_offset, (int32_t)time_diff);
+    PyBuffer_Release(&buf);
+    return PyBool_FromLong(empty);
+}
+
+static PyObject *index_put_keys(PyObject *module, PyObject *args)
+{
+    Py_buffer buf;
+    Py_ssize_t slot_num, index_count, max_index, base, n, i, count;
+    PyObject *keys, *seq;
+    long long phy_offset;
+    int time_diff;
+    long new_slots = 0;
+
+    (void)module;
+    if (!PyArg_ParseTuple(args, "w*nnnOLi:index_put_keys", &buf, &slot_num, &index_count, &max_index, &keys,
+                          &phy_offset, &time_diff))
+        return NULL;
+    seq = PySequence_Fast(keys, "keys must be a sequence of str");
+    if (seq == NULL) {
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
+    n = PySequence_Fast_GET_SIZE(seq);
+    if (index_count >= 0 && max_index - index_count < n)
+        n = max_index > index_count ? max_index - index_count : 0;
+    base = check_index_args(buf.len, slot_num, index_count, index_count + n - 1);
+    if (base < 0)
+        goto fail;
+    /* every key is checked before the first write: an error leaves the file untouched */
+    for (i = 0; i < n; i++) {
+        if (check_str(PySequence_Fast_GET_ITEM(seq, i)) < 0)
+            goto fail;
+    }
+    count = index_count;
+    for (i = 0; i < n; i++, count++) {
+        uint32_t h = index_key_hash(hash_str(PySequence_Fast_GET_ITEM(seq, i)));
+        new_slots += put_entry((uint8_t *)buf.buf, base, slot_num, count, h, (int64_t)phy_offset,
+                               (int32_t)time_diff);
+        if (count <= 1) /* that entry sets the header's beginTimestamp to this record's */
+            time_diff = 0;
+    }
+    Py_DECREF(seq);
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(nl)", n, new_slots);
+fail:
+    Py_DECREF(seq);
+    PyBuffer_Release(&buf);
+    return NULL;
+}
+
+/* -- client batch bodies ------------------------------------------------------------------ */
+
+static PyObject *split_batch(PyObject *module, PyObject *arg)
+{
+    Py_buffer buf;
+    const uint8_t *b;
+    Py_ssize_t n, pos = 0;
+    PyObject *out, *item;
+
+    (void)module;
+    if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0)
+        return NULL;
+    b = (const uint8_t *)buf.buf;
+    n = buf.len;
+    out = PyList_New(0);
+    if (out == NULL)
+        goto done;
+    while (pos < n) {
+        int32_t total, flag, blen;
+        Py_ssize_t p, bstart, plen;
+
+        if (pos + 22 > n) {
+            Py_SETREF(out, PyUnicode_FromFormat("truncated batch entry at %zd", pos));
+            goto done;
+        }
+        total = rd_i32(b + pos);
+        flag = rd_i32(b + pos + 12);
+        blen = rd_i32(b + pos + 16);
+        p = pos + 20;
+        if (blen < 0 || p + (Py_ssize_t)blen + 2 > n) {
+            Py_SETREF(out, PyUnicode_FromFormat("bad body length in batch entry at %zd", pos));
+            goto done;
+        }
+        bstart = p;
+        p += blen;
+        plen = ((Py_ssize_t)b[p] << 8) | b[p + 1];
+        p += 2;
+        if (p + plen > n || (Py_ssize_t)total != p + plen - pos) {
+            Py_SETREF(out, PyUnicode_FromFormat("bad size in batch entry at %zd", pos));
+            goto done;
+        }
+        item = Py_BuildValue("(ninni)", bstart, (int)blen, p, plen, (int)flag);
+        if (item == NULL || PyList_Append(out, item) < 0) {
+            Py_XDECREF(item);
+            Py_CLEAR(out);
+            goto done;
+        }
+        Py_DECREF(item);
+        pos = p + plen;
+    }
+done:
+    PyBuffer_Release(&buf);
+    return out;
+}
+
+/* -- CommitLog records ---------------------------------------------------------------------- */
+
+/* One property value: UTF-8 with replacement, or None when absent/empty. */
+static PyObject *prop_value(const uint8_t *v, Py_ssize_t len)
+{
+    if (v == NULL || len == 0)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8((const char *)v, len, "replace");
+}
+
+static PyObject *blank_tuple(int32_t total)
+{
+    return Py_BuildValue("(iiiiiLLiLLLnnsnnOOOO)", (int)total, (int)BLANK_MAGIC_CODE, 0, 0, 0, 0LL, 0LL, 0, 0LL,
+                         0LL, 0LL, (Py_ssize_t)0, (Py_ssize_t)0, "", (Py_ssize_t)0, (Py_ssize_t)0, Py_None,
+                         Py_None, Py_None, Py_None);
+}
+
+struct prop_name {
+    const char *name; /* with its trailing \x01 */
+    Py_ssize_t len;
+};
+
+static const struct prop_name PROP_NAMES[4] = {
+    {"TAGS\x01", 5},
+    {"KEYS\x01", 5},
+    {"UNIQ_KEY\x01", 9},
+    {"DELAY\x01", 6},
+};
+
+static PyObject *parse_record(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"buf", "pos", "strict", NULL};
+    Py_buffer buf;
+    Py_ssize_t pos, n, p, end, body_start, tlen, plen, props_start;
+    int strict = 0, i;
+    const uint8_t *b;
+    int32_t total, magic, crc, qid, flag, sys_flag, body_len;
+    int64_t qoff, phys, born_ts, store_ts, prepared;
+    const uint8_t *vals[4] = {NULL, NULL, NULL, NULL};
+    Py_ssize_t val_lens[4] = {0, 0, 0, 0};
+    PyObject *topic = NULL, *res = NULL;
+
+    (void)module;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*n|p:parse_record", kwlist, &buf, &pos, &strict))
+        return NULL;
+    b = (const uint8_t *)buf.buf;
+    n = buf.len;
+    if (pos < 0 || pos > n) {
+        PyErr_SetString(PyExc_IndexError, "record position outside the buffer");
+        goto done;
+    }
+    if (n - pos < HEAD_SIZE + 40) { /* shorter than the smallest header: only a BLANK head fits */
+        if (n - pos < 8)
+            goto invalid;
+        total = rd_i32(b + pos);
+        if (rd_i32(b + pos + 4) != BLANK_MAGIC_CODE)
+            goto invalid;
+        res = blank_tuple(total);
+        goto done;
+    }
+    total = rd_i32(b + pos);
+    magic = rd_i32(b + pos + 4);
+    if (magic != MESSAGE_MAGIC_CODE && magic != MESSAGE_MAGIC_CODE_V2) {
+        if (magic != BLANK_MAGIC_CODE)
+            goto invalid;
+        res = blank_tuple(total);
+        goto done;
+    }
+    if (total < MIN_RECORD || (Py_ssize_t)total > n - pos)
+        goto invalid;
+    crc = rd_i32(b + pos + 8);
+    qid = rd_i32(b + pos + 12);
+    flag = rd_i32(b + pos + 16);
+    qoff = rd_i64(b + pos + 20);
+    phys = rd_i64(b + pos + 28);
+    sys_flag = rd_i32(b + pos + 36);
+    born_ts = rd_i64(b + pos + 40);
+    p = pos + HEAD_SIZE + ((sys_flag & BORN_V6) ? 20 : 8);
+    if (p + 8 > n)
+        goto invalid;
+    store_ts = rd_i64(b + p);
+    p += 8 + ((sys_flag & STORE_V6) ? 20 : 8);
+    if (p + 16 > n)
+        goto invalid;
+    prepared = rd_i64(b + p + 4); /* after RECONSUMETIMES */
+    body_len = rd_i32(b + p + 12);
+    p += 16;
+    end = pos + total;
+    if (body_len < 0 || p + (Py_ssize_t)body_len > end)
+        goto invalid;
+    body_start = p;
+    p += body_len;
+    if (magic == MESSAGE_MAGIC_CODE) {
+        if (p + 1 > end)
+            goto invalid;
+        tlen = b[p];
+        p += 1;
+    } else {
+        if (p + 2 > end)
+            goto invalid;
+        tlen = (int16_t)(((uint16_t)b[p] << 8) | b[p + 1]);
+        p += 2;
+    }
+    if (tlen <= 0 || p + tlen + 2 > end)
+        goto invalid;
+    props_start = p + tlen + 2;
+    plen = ((Py_ssize_t)b[p + tlen] << 8) | b[p + tlen + 1];
+    if (props_start + plen != end)
+        goto invalid;
+    if (strict && (memchr(b + p, 0, (size_t)tlen) != NULL || (plen && memchr(b + props_start, 0, (size_t)plen))))
+        goto invalid;
+    topic = PyUnicode_DecodeUTF8((const char *)(b + p), tlen, NULL);
+    if (topic == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+            goto done;
+        PyErr_Clear();
+        goto invalid;
+    }
+    /* walk NAME\x01VALUE\x02 entries; the last entry of a name wins */
+    {
+        const uint8_t *q = b + props_start, *stop = b + end;
+        while (q < stop) {
+            const uint8_t *sep = memchr(q, 0x02, (size_t)(stop - q));
+            const uint8_t *e = sep != NULL ? sep : stop;
+            for (i = 0; i < 4; i++) {
+                Py_ssize_t nl = PROP_NAMES[i].len;
+                if (e - q >= nl && memcmp(q, PROP_NAMES[i].name, (size_t)nl) == 0) {
+                    vals[i] = q + nl;
+                    val_lens[i] = (e - q) - nl;
+                    break;
+                }
+            }
+            q = e + 1;
+        }
+    }
+    {
+        PyObject *items[20];
+        items[0] = PyLong_FromLong(total);
+        items[1] = PyLong_FromLong(magic);
+        items[2] = PyLong_FromLong(crc);
+        items[3] = PyLong_FromLong(qid);
+        items[4] = PyLong_FromLong(flag);
+        items[5] = PyLong_FromLongLong(qoff);
+        items[6] = PyLong_FromLongLong(phys);
+        items[7] = PyLong_FromLong(sys_flag);
+        items[8] = PyLong_FromLongLong(born_ts);
+        items[9] = PyLong_FromLongLong(store_ts);
+        items[10] = PyLong_FromLongLong(prepared);
+        items[11] = PyLong_FromSsize_t(body_start);
+        items[12] = PyLong_FromLong(body_len);
+        items[13] = topic;
+        topic = NULL;
+        items[14] = PyLong_FromSsize_t(props_start);
+        items[15] = PyLong_FromSsize_t(plen);
+        for (i = 0; i < 4; i++)
+            items[16 + i] = prop_value(vals[i], val_lens[i]);
+        res = PyTuple_New(20);
+        for (i = 0; i < 20; i++) {
+            if (items[i] == NULL || res == NULL) {
+                Py_CLEAR(res);
+                Py_XDECREF(items[i]);
+            } else {
+                PyTuple_SET_ITEM(res, i, items[i]);
+            }
+        }
+    }
+    goto done;
+invalid:
+    res = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(topic);
+    PyBuffer_Release(&buf);
+    return res;
+}
+
+/* -- module ---------------------------------------------------------------------------------- */
+
+static PyMethodDef methods[] = {
+    {"java_hash", java_hash, METH_O, "Java String.hashCode() of a str (signed 32-bit)."},
+    {"index_put", index_put, METH_VARARGS,
+     "index_put(buf, slot_num, index_count, key_hash, phy_offset, time_diff) -> slot was empty"},
+    {"index_put_keys", index_put_keys, METH_VARARGS,
+     "index_put_keys(buf, slot_num, index_count, max_index, keys, phy_offset, time_diff) -> (written, new_slots)"},
+    {"split_batch", split_batch, METH_O, "split_batch(body) -> list of (bstart, blen, pstart, plen, flag) or error"},
+    {"parse_record", (PyCFunction)(void (*)(void))parse_record, METH_VARARGS | METH_KEYWORDS,
+     "parse_record(buf, pos, strict=False) -> 20-tuple, or None when not a valid record"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef_Slot slots[] = {
+    {0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    "common._speedups",
+    "Compiled twin of common.speedups (see there for the contracts).",
+    0,
+    methods,
+    slots,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void) { return PyModuleDef_Init(&module_def); }
