@@ -21,17 +21,22 @@ from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import ConsumerOffsetManager
 from broker.filter import CommitLogDispatcherCalcBitMap, ConsumerFilterManager, consumer_filter_path
 from broker.ha_service import HAService
+from broker.processor.acl_admin_processor import AclAdminProcessor
 from broker.processor.broker_config_processor import BrokerConfigProcessor
 from broker.processor.client_manage_processor import ClientManageProcessor
+from broker.processor.consume_queue_admin_processor import ConsumeQueueAdminProcessor
 from broker.processor.consumer_manage_processor import ConsumerManageProcessor
 from broker.processor.consumer_relay_processor import ConsumerRelayProcessor
+from broker.processor.filter_server_processor import FilterServerProcessor
 from broker.processor.group_admin_processor import GroupAdminProcessor
+from broker.processor.producer_info_processor import ProducerInfoProcessor
 from broker.processor.pull_message_processor import PullMessageProcessor
 from broker.processor.query_message_processor import QueryMessageProcessor
 from broker.processor.queue_offset_processor import QueueOffsetProcessor
 from broker.processor.reply_message_processor import ReplyMessageProcessor
 from broker.processor.send_message_processor import SendMessageProcessor
 from broker.processor.topic_admin_processor import TopicAdminProcessor
+from broker.processor.transaction_admin_processor import TransactionAdminProcessor
 from broker.producer_manager import ProducerManager
 from broker.semantics import install_semantics
 from broker.slave_synchronize import SlaveSynchronize
@@ -463,6 +468,11 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         delay_offset_path=os.path.join(config_dir, "delayOffset.json"), is_slave=is_slave,
         broker_addr=b.identity.broker_addr,
     )
+    acl_admin = AclAdminProcessor(bc)
+    cq_admin = ConsumeQueueAdminProcessor(store, consumers, offsets, filters)
+    tx_admin = TransactionAdminProcessor(store)
+    producer_info = ProducerInfoProcessor(producers)
+    filter_servers = FilterServerProcessor(bc)
 
     def on_config_update(changed: dict[str, Any]) -> None:
         if "brokerPermission" in changed:
@@ -523,6 +533,16 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         RequestCode.UPDATE_BROKER_CONFIG: config_proc.update_broker_config,
         RequestCode.GET_BROKER_RUNTIME_INFO: config_proc.get_runtime_info,
         RequestCode.VIEW_BROKER_STATS_DATA: config_proc.view_broker_stats_data,
+        RequestCode.UPDATE_AND_CREATE_ACL_CONFIG: acl_admin.update_and_create_acl_config,
+        RequestCode.DELETE_ACL_CONFIG: acl_admin.delete_acl_config,
+        RequestCode.GET_BROKER_CLUSTER_ACL_INFO: acl_admin.get_broker_cluster_acl_info,
+        RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG: acl_admin.update_global_white_addrs_config,
+        RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG: acl_admin.get_broker_cluster_acl_config,
+        RequestCode.QUERY_CONSUME_QUEUE: cq_admin.query_consume_queue,
+        RequestCode.QUERY_CORRECTION_OFFSET: cq_admin.query_correction_offset,
+        RequestCode.RESUME_CHECK_HALF_MESSAGE: tx_admin.resume_check_half_message,
+        RequestCode.GET_ALL_PRODUCER_INFO: producer_info.get_all_producer_info,
+        RequestCode.REGISTER_FILTER_SERVER: filter_servers.register_filter_server,
     }
 
     def on_close(conn: Any) -> None:
