@@ -115,6 +115,8 @@ _mul = operator.mul
 
 def _py_java_hash(s: str) -> int:
     """Pure twin of ``java_hash``."""
+    if not isinstance(s, str):
+        raise TypeError(f"expected str, got {type(s).__name__}")
     if s.isascii():
         units = s.encode("ascii")
     else:
@@ -283,6 +285,8 @@ def _py_parse_record(buf, pos: int, strict: bool = False) -> RecordTuple | None:
     0, ..., 0, "", 0, 0, None, None, None, None)``. Magic v1 (1-byte topic length) and
     the 5.x v2 (2-byte) are read, IPv4 and IPv6 hosts (sys_flag bits 0x10/0x20).
     """
+    if isinstance(buf, str):
+        raise TypeError("a bytes-like object is required, not 'str'")
     n = len(buf)
     if pos < 0 or pos > n:
         raise IndexError("record position outside the buffer")

@@ -1,0 +1,517 @@
+"""common.speedups: the pure-Python and the compiled twin give identical results.
+
+Every function is run through both twins (the compiled one when it was built) on
+random and edge inputs, and each result is checked against an independent
+reference: a straight Java-style hash loop, hand-built records and batch bodies,
+the store's own CommitLog parsers and the golden RocketMQ 4.9.7 CommitLog.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import mmap
+import os
+import random
+import struct
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+from common import speedups
+from common.message import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, string_to_properties
+from store.commit_log import CommitLog
+from store.config import MessageStoreConfig
+
+TWINS = [pytest.param(speedups.pure, id="pure")]
+if speedups.compiled is not None:
+    TWINS.append(pytest.param(speedups.compiled, id="compiled"))
+needs_compiled = pytest.mark.skipif(speedups.compiled is None, reason="common._speedups not built")
+
+GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "rocketmq-4.9.7-store"
+if not GOLDEN.exists():
+    GOLDEN = Path(os.environ.get("ROCKETMQ_GOLDEN", "/nonexistent"))
+
+
+def test_reports_which_twin_loaded():
+    """Print the twin in use; on CI (Linux) the compiled twin must have been built by the install."""
+    forced_pure = os.environ.get("ROCKETMQ_PY_PURE") == "1"
+    print(f"common.speedups: IS_COMPILED={speedups.IS_COMPILED} (compiled twin "
+          f"{'built' if speedups.compiled is not None else 'missing'}, ROCKETMQ_PY_PURE={forced_pure})")
+    assert speedups.IS_COMPILED == (speedups.compiled is not None and not forced_pure)
+    impl = speedups.compiled if speedups.IS_COMPILED else speedups.pure
+    assert speedups.java_hash is impl.java_hash and speedups.parse_record is impl.parse_record
+    if os.environ.get("CI") == "true" and sys.platform.startswith("linux"):
+        assert speedups.compiled is not None, "common._speedups did not build: is a C compiler installed?"
+
+
+# -- java_hash -----------------------------------------------------------------------------
+
+
+def ref_java_hash(s: str) -> int:
+    """String.hashCode() the way Java spells it: one code unit at a time."""
+    data = s.encode("utf-16-be", "surrogatepass")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + int.from_bytes(data[i : i + 2], "big")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def random_text(rnd: random.Random, n: int) -> str:
+    pools = [(0x20, 0x7E), (0xA0, 0xFF), (0x100, 0x7FF), (0x4E00, 0x9FFF), (0xD800, 0xDFFF),
+             (0xE000, 0xFFFF), (0x10000, 0x10FFFF)]
+    out = []
+    for _ in range(n):
+        lo, hi = rnd.choice(pools)
+        out.append(chr(rnd.randint(lo, hi)))
+    return "".join(out)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_java_hash_known_values(twin):
+    # values of String.hashCode() as Java prints them
+    assert twin.java_hash("") == 0
+    assert twin.java_hash("a") == 97
+    assert twin.java_hash("hello") == 99162322
+    assert twin.java_hash("polygenelubricants") == -(2**31)  # Integer.MIN_VALUE
+    assert twin.java_hash("\U0001F600") == 0xD83D * 31 + 0xDE00  # a surrogate pair, two units
+    assert twin.java_hash("\ud800") == 0xD800  # a lone surrogate is one unit
+    assert twin.java_hash("é") == 0xE9
+    assert twin.java_hash("TopicA#key") == ref_java_hash("TopicA#key")
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_java_hash_random_strings(twin):
+    rnd = random.Random(1)
+    for n in [0, 1, 2, 5, 31, 32, 100, 1023, 1024, 1025, 5000]:
+        for _ in range(5):
+            s = random_text(rnd, n)
+            assert twin.java_hash(s) == ref_java_hash(s), repr(s[:20])
+            a = "".join(chr(rnd.randint(32, 126)) for _ in range(n))
+            assert twin.java_hash(a) == ref_java_hash(a)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_java_hash_rejects_non_str(twin):
+    for bad in (b"abc", 1, None):
+        with pytest.raises(TypeError):
+            twin.java_hash(bad)
+
+
+def test_java_string_hash_delegates():
+    from common.util import java_string_hash
+
+    assert java_string_hash("\U0001F600x") == ref_java_hash("\U0001F600x")
+    assert java_string_hash("polygenelubricants") == -(2**31)
+
+
+# -- index_put / index_put_keys --------------------------------------------------------------
+
+SLOTS, ENTRIES = 16, 12
+SIZE = 40 + SLOTS * 4 + ENTRIES * 20
+
+
+def read_slot(buf, i):
+    return struct.unpack_from(">i", buf, 40 + i * 4)[0]
+
+
+def read_entry(buf, n):
+    return struct.unpack_from(">iqii", buf, 40 + SLOTS * 4 + n * 20)
+
+
+def abs_hash(h: int) -> int:
+    h &= 0xFFFFFFFF
+    s = h - (1 << 32) if h >= 1 << 31 else h
+    return 0 if s == -(2**31) else abs(s)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_index_put_layout_and_chain(twin):
+    buf = bytearray(SIZE)
+    assert twin.index_put(buf, SLOTS, 1, 5, 100, 0) is True
+    assert twin.index_put(buf, SLOTS, 2, 21, 200, 3) is False  # 21 % 16 == 5: chained behind entry 1
+    assert twin.index_put(buf, SLOTS, 3, -5, 300, 4) is False  # abs(-5) == 5
+    assert read_slot(buf, 5) == 3
+    assert read_entry(buf, 1) == (5, 100, 0, 0)
+    assert read_entry(buf, 2) == (21, 200, 3, 1)
+    assert read_entry(buf, 3) == (5, 300, 4, 2)
+    # Integer.MIN_VALUE (signed or unsigned spelling) -> keyHash 0, slot 0
+    assert twin.index_put(buf, SLOTS, 4, -(2**31), 400, 0) is True
+    assert twin.index_put(buf, SLOTS, 5, 0x80000000, 500, 0) is False
+    assert read_slot(buf, 0) == 5 and read_entry(buf, 5) == (0, 500, 0, 4)
+    # 0xFFFFFFFF is -1: keyHash 1
+    twin.index_put(buf, SLOTS, 6, 0xFFFFFFFF, 600, 0)
+    assert read_entry(buf, 6)[0] == 1 and read_slot(buf, 1) == 6
+    # a slot value beyond index_count (stale garbage) counts as empty
+    struct.pack_into(">i", buf, 40 + 7 * 4, 99)
+    assert twin.index_put(buf, SLOTS, 7, 7, 700, 0) is True
+    assert read_entry(buf, 7) == (7, 700, 0, 0)
+    struct.pack_into(">i", buf, 40 + 8 * 4, -3)
+    assert twin.index_put(buf, SLOTS, 8, 8, 800, 0) is True
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_index_put_bad_arguments_raise_and_write_nothing(twin):
+    buf = bytearray(SIZE)
+    before = bytes(buf)
+    with pytest.raises(IndexError):
+        twin.index_put(buf, SLOTS, ENTRIES, 1, 1, 0)  # one past the last entry
+    with pytest.raises(IndexError):
+        twin.index_put(buf, 10**9, 1, 1, 1, 0)  # slot table larger than the buffer
+    with pytest.raises(IndexError):
+        twin.index_put(buf, 2**61, 1, 1, 1, 0)
+    with pytest.raises(IndexError):
+        twin.index_put(bytearray(10), 1, 0, 1, 1, 0)
+    with pytest.raises(ValueError):
+        twin.index_put(buf, 0, 1, 1, 1, 0)
+    with pytest.raises(ValueError):
+        twin.index_put(buf, SLOTS, -1, 1, 1, 0)
+    with pytest.raises(ValueError):
+        twin.index_put(buf, SLOTS, 1, 2**32, 1, 0)
+    with pytest.raises(ValueError):
+        twin.index_put(buf, SLOTS, 1, -(2**31) - 1, 1, 0)
+    with pytest.raises(OverflowError):
+        twin.index_put(buf, SLOTS, 1, 1, 2**63, 0)
+    with pytest.raises(OverflowError):
+        twin.index_put(buf, SLOTS, 1, 1, 1, 2**31)
+    with pytest.raises(TypeError):
+        twin.index_put(bytes(SIZE), SLOTS, 1, 1, 1, 0)  # read-only
+    assert bytes(buf) == before
+    twin.index_put(buf, SLOTS, ENTRIES - 1, 1, 1, 0)  # the last entry fits exactly
+    assert read_entry(buf, ENTRIES - 1) == (1, 1, 0, 0)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_index_put_keys_is_index_put_of_each_hash(twin):
+    rnd = random.Random(2)
+    a, b = bytearray(SIZE), bytearray(SIZE)
+    count, slots_a, slots_b = 1, 0, 0
+    while count < ENTRIES:
+        keys = [f"T#{random_text(rnd, rnd.randint(0, 12))}" for _ in range(rnd.randint(1, 4))]
+        td = rnd.randint(0, 50)
+        done, new = twin.index_put_keys(a, SLOTS, count, ENTRIES, keys, 1000 + count, td)
+        assert done == min(len(keys), ENTRIES - count)
+        slots_a += new
+        for i, k in enumerate(keys[:done]):
+            n = count + i
+            slots_b += twin.index_put(b, SLOTS, n, ref_java_hash(k), 1000 + count, td)
+            if n <= 1:
+                td = 0
+        count += done
+    assert a == b and slots_a == slots_b
+    assert twin.index_put_keys(a, SLOTS, ENTRIES, ENTRIES, ["x"], 1, 0) == (0, 0)  # full
+    assert twin.index_put_keys(a, SLOTS, 3, ENTRIES, [], 1, 0) == (0, 0)
+    assert a == b
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_index_put_keys_first_entry_zeroes_the_following_time_diffs(twin):
+    buf = bytearray(SIZE)
+    assert twin.index_put_keys(buf, SLOTS, 1, ENTRIES, ["a", "b", "c"], 7, 9) == (3, 3)
+    assert [read_entry(buf, n)[2] for n in (1, 2, 3)] == [9, 0, 0]
+    assert twin.index_put_keys(buf, SLOTS, 4, ENTRIES, ["d", "e"], 8, 5)[0] == 2
+    assert [read_entry(buf, n)[2] for n in (4, 5)] == [5, 5]
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_index_put_keys_checks_everything_before_writing(twin):
+    buf = bytearray(SIZE)
+    with pytest.raises(TypeError):
+        twin.index_put_keys(buf, SLOTS, 1, ENTRIES, ["ok", b"bytes"], 1, 0)
+    with pytest.raises(IndexError):  # max_index beyond the buffer's entries
+        twin.index_put_keys(buf, SLOTS, ENTRIES - 1, ENTRIES + 5, ["a", "b"], 1, 0)
+    with pytest.raises(ValueError):
+        twin.index_put_keys(buf, 0, 1, ENTRIES, ["a"], 1, 0)
+    with pytest.raises(ValueError):
+        twin.index_put_keys(buf, SLOTS, -1, ENTRIES, ["a"], 1, 0)
+    with pytest.raises(OverflowError):
+        twin.index_put_keys(buf, SLOTS, 1, ENTRIES, ["a"], 1, -(2**31) - 1)
+    assert buf == bytearray(SIZE)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_index_put_keys_min_value_and_unicode(twin):
+    buf = bytearray(SIZE)
+    keys = ["polygenelubricants", "", "ключ", "\U0001F600#k", "\udfff"]
+    assert twin.index_put_keys(buf, SLOTS, 1, ENTRIES, keys, 5, 0)[0] == 5
+    for i, k in enumerate(keys):
+        h = abs_hash(ref_java_hash(k))
+        assert read_entry(buf, 1 + i)[0] == h
+    assert read_entry(buf, 1)[0] == 0
+
+
+@needs_compiled
+def test_index_twins_write_identical_bytes_on_a_real_mmap(tmp_path):
+    rnd = random.Random(3)
+    files = []
+    for name in ("pure", "compiled"):
+        p = tmp_path / name
+        p.write_bytes(bytes(SIZE))
+        fh = open(p, "r+b")
+        files.append((fh, mmap.mmap(fh.fileno(), SIZE)))
+    keys_by_record = [[random_text(rnd, rnd.randint(0, 30)) for _ in range(rnd.randint(0, 3))] for _ in range(10)]
+    try:
+        for twin, (_fh, mm) in zip((speedups.pure, speedups.compiled), files, strict=True):
+            count = 1
+            for i, keys in enumerate(keys_by_record):
+                count += twin.index_put_keys(mm, SLOTS, count, ENTRIES, keys, i * 100, i)[0]
+            twin.index_put(mm, SLOTS, 0, 12345, 1, 2)
+        assert files[0][1][:] == files[1][1][:]
+    finally:
+        for fh, mm in files:
+            mm.close()
+            fh.close()
+
+
+# -- split_batch ---------------------------------------------------------------------------------
+
+
+def batch_entry(body: bytes, props: bytes, flag: int = 0) -> bytes:
+    """One entry of a client batch body (MessageDecoder.encodeMessages)."""
+    total = 20 + len(body) + 2 + len(props)
+    return (struct.pack(">iiiii", total, 0, zlib.crc32(body) & 0x7FFFFFFF, flag, len(body)) + body
+            + struct.pack(">H", len(props)) + props)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_split_batch_well_formed(twin):
+    parts = [(b"hello", b"KEYS\x01a\x02TAGS\x01t", 1), (b"", b"", 0), (bytes(300), b"x\x01y", -7)]
+    body = b"".join(batch_entry(*p) for p in parts)
+    got = twin.split_batch(body)
+    assert [(body[s : s + n], body[ps : ps + pn], f) for s, n, ps, pn, f in got] == parts
+    assert twin.split_batch(b"") == []
+    assert twin.split_batch(bytearray(body)) == got
+    assert twin.split_batch(memoryview(body)) == got
+    assert got == CommitLog._split_batch(body)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_split_batch_error_texts(twin):
+    good = batch_entry(b"abc", b"k\x01v")
+    assert twin.split_batch(good[:21]) == "truncated batch entry at 0"
+    assert twin.split_batch(good + good[:10]) == f"truncated batch entry at {len(good)}"
+    assert twin.split_batch(good[:16] + struct.pack(">i", -1) + good[20:]) == "bad body length in batch entry at 0"
+    assert twin.split_batch(good[:16] + struct.pack(">i", 10**6) + good[20:]) == "bad body length in batch entry at 0"
+    assert twin.split_batch(struct.pack(">i", 99) + good[4:]) == "bad size in batch entry at 0"
+    assert twin.split_batch(good[:-1]) == "bad size in batch entry at 0"
+    assert twin.split_batch(good + b"\x00" * 22) == f"bad size in batch entry at {len(good)}"
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_split_batch_garbled_agrees_with_commit_log(twin):
+    rnd = random.Random(4)
+    for _ in range(400):
+        body = bytearray(b"".join(batch_entry(rnd.randbytes(rnd.randint(0, 40)), rnd.randbytes(rnd.randint(0, 20)))
+                                  for _ in range(rnd.randint(1, 4))))
+        for _ in range(rnd.randint(0, 3)):
+            body[rnd.randrange(len(body))] = rnd.randrange(256)
+        if rnd.random() < 0.3:
+            body = body[: rnd.randrange(len(body) + 1)]
+        b = bytes(body)
+        assert twin.split_batch(b) == CommitLog._split_batch(b)
+
+
+@needs_compiled
+def test_split_batch_twins_agree_on_random_bytes():
+    rnd = random.Random(5)
+    for _ in range(2000):
+        b = rnd.randbytes(rnd.randint(0, 64))
+        assert speedups.compiled.split_batch(b) == speedups.pure.split_batch(b)
+
+
+# -- parse_record ---------------------------------------------------------------------------------
+
+
+def encode_record(topic: str = "TopicA", body: bytes = b"hello", props: str = "TAGS\x01TagA", *,
+                  v2: bool = False, born_v6: bool = False, store_v6: bool = False, qid: int = 3, flag: int = 5,
+                  qoff: int = 77, phys: int = 1234, sys_flag: int = 0, born_ts: int = 1_700_000_000_000,
+                  store_ts: int = 1_700_000_000_123, prepared: int = 9, raw_topic: bytes | None = None,
+                  raw_props: bytes | None = None) -> bytes:
+    """A CommitLog record as RocketMQ writes it (independent of store/commit_log.py)."""
+    tb = raw_topic if raw_topic is not None else topic.encode()
+    pb = raw_props if raw_props is not None else props.encode()
+    sys_flag |= (0x10 if born_v6 else 0) | (0x20 if store_v6 else 0)
+    born = (bytes(16) if born_v6 else b"\x7f\x00\x00\x01") + struct.pack(">i", 4000)
+    store = (bytes(15) + b"\x01" if store_v6 else b"\x7f\x00\x00\x01") + struct.pack(">i", 10911)
+    tail = body + (struct.pack(">h", len(tb)) if v2 else bytes([len(tb)])) + tb + struct.pack(">H", len(pb)) + pb
+    head_rest = (struct.pack(">iiqqiq", qid, flag, qoff, phys, sys_flag, born_ts) + born
+                 + struct.pack(">q", store_ts) + store + struct.pack(">iqi", 0, prepared, len(body)))
+    total = 12 + len(head_rest) + len(tail)
+    magic = MESSAGE_MAGIC_CODE_V2 if v2 else MESSAGE_MAGIC_CODE
+    return struct.pack(">iii", total, magic, zlib.crc32(body) & 0x7FFFFFFF) + head_rest + tail
+
+
+def expected_tuple(rec: bytes, pos: int, topic: str, body: bytes, props: str, *, v2=False, born_v6=False,
+                   store_v6=False):
+    """What parse_record must return for a record built by encode_record (defaults for the rest)."""
+    total = len(rec)
+    pstart = pos + total - len(props.encode())
+    bstart = pos + 48 + (20 if born_v6 else 8) + 8 + (20 if store_v6 else 8) + 16
+    d = string_to_properties(props) if props else {}
+    sys_flag = (0x10 if born_v6 else 0) | (0x20 if store_v6 else 0)
+    return (total, MESSAGE_MAGIC_CODE_V2 if v2 else MESSAGE_MAGIC_CODE, zlib.crc32(body) & 0x7FFFFFFF, 3, 5, 77,
+            1234, sys_flag, 1_700_000_000_000, 1_700_000_000_123, 9, bstart, len(body), topic, pstart,
+            len(props.encode()), d.get("TAGS") or None, d.get("KEYS") or None, d.get("UNIQ_KEY") or None,
+            d.get("DELAY") or None)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+@pytest.mark.parametrize("v2", [False, True])
+@pytest.mark.parametrize("born_v6", [False, True])
+@pytest.mark.parametrize("store_v6", [False, True])
+def test_parse_record_layouts(twin, v2, born_v6, store_v6):
+    props = "KEYS\x01k1 k2\x02UNIQ_KEY\x01ABC\x02TAGS\x01TagA\x02DELAY\x013\x02x\x01y"
+    for topic, body in [("TopicA", b"hello"), ("主题", bytes(1000)), ("T" * 127, b"")]:
+        rec = encode_record(topic, body, props, v2=v2, born_v6=born_v6, store_v6=store_v6)
+        for pad_before, pad_after in [(0, 0), (13, 0), (5, 100)]:
+            buf = bytes(pad_before) + rec + bytes(pad_after)
+            got = twin.parse_record(buf, pad_before)
+            assert got == expected_tuple(rec, pad_before, topic, body, props, v2=v2, born_v6=born_v6,
+                                         store_v6=store_v6)
+            assert buf[got[11] : got[11] + got[12]] == body
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_parse_record_properties(twin):
+    cases = {
+        "": (None, None, None, None),
+        "TAGS\x01": (None, None, None, None),  # empty value counts as absent
+        "TAGS\x01a\x02TAGS\x01b": ("b", None, None, None),  # last entry wins
+        "XTAGS\x01no\x02KEYS\x01 a  b ": (None, " a  b ", None, None),  # names match whole entries only
+        "KEYS\x01TAGS\x01x": (None, "TAGS\x01x", None, None),
+        "UNIQ_KEY\x01u\x02DELAY\x0118\x02TAGS\x01t\x02": ("t", None, "u", "18"),
+        "\x02\x02TAGS\x01x\x02": ("x", None, None, None),
+        "TAGS\x01ключ\x02KEYS\x01\U0001F600": ("ключ", "\U0001F600", None, None),
+    }
+    for props, want in cases.items():
+        rec = encode_record(props=props)
+        assert twin.parse_record(rec, 0)[16:] == want, repr(props)
+    # invalid UTF-8 in properties is replaced, never an error (dispatch must go on)
+    rec = encode_record(raw_props=b"TAGS\x01a\xff\xfeb\x02KEYS\x01\xe4\xb8")
+    got = twin.parse_record(rec, 0)
+    assert got[16:18] == ("a\ufffd\ufffdb", "\ufffd")
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_parse_record_blank_short_and_invalid(twin):
+    blank = struct.pack(">ii", 4096, BLANK_MAGIC_CODE)
+    assert twin.parse_record(blank, 0)[:2] == (4096, BLANK_MAGIC_CODE)
+    assert twin.parse_record(blank + bytes(200), 0)[:2] == (4096, BLANK_MAGIC_CODE)
+    assert twin.parse_record(bytes(7) + blank, 7)[:2] == (4096, BLANK_MAGIC_CODE)
+    assert twin.parse_record(blank[:7], 0) is None
+    assert twin.parse_record(b"", 0) is None
+    assert twin.parse_record(bytes(100), 100) is None  # at the very end
+    assert twin.parse_record(bytes(300), 0) is None  # zeros: no magic
+    rec = encode_record()
+    assert twin.parse_record(rec[:-1], 0) is None  # last byte missing
+    assert twin.parse_record(rec[:87], 0) is None
+    assert twin.parse_record(encode_record(topic=""), 0) is None
+    assert twin.parse_record(encode_record(raw_topic=b"\xff\xfe"), 0) is None  # topic not UTF-8
+    nul = encode_record(raw_props=b"TAGS\x01a\x00b")
+    assert twin.parse_record(nul, 0) is not None
+    assert twin.parse_record(nul, 0, strict=True) is None
+    assert twin.parse_record(encode_record(raw_topic=b"a\x00"), 0, strict=True) is None
+    assert twin.parse_record(encode_record(), 0, strict=True) is not None
+    with pytest.raises(IndexError):
+        twin.parse_record(rec, -1)
+    with pytest.raises(IndexError):
+        twin.parse_record(rec, len(rec) + 1)
+    with pytest.raises(TypeError):
+        twin.parse_record("text", 0)
+
+
+@pytest.fixture(scope="module")
+def commit_log(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cl")
+    return CommitLog(MessageStoreConfig(storePathRootDir=str(root), storePathCommitLog=str(root / "commitlog")))
+
+
+def reference_parse(commit_log: CommitLog, buf: bytes, pos: int):
+    """The store's own reader (CommitLog.check_message_and_return_size) on the same bytes."""
+    r = commit_log.check_message_and_return_size(memoryview(buf), pos, 0)
+    if not r.success:
+        return None
+    if r.msg_size == 0:
+        return "blank"
+    return (r.msg_size, r.queue_id, r.consume_queue_offset, r.commit_log_offset, r.sys_flag, r.store_timestamp,
+            r.prepared_transaction_offset, r.topic, r.keys or None, r.uniq_key)
+
+
+def as_reference(t):
+    if t is None:
+        return None
+    if t[1] == BLANK_MAGIC_CODE:
+        return "blank"
+    return (t[0], t[3], t[5], t[6], t[7], t[9], t[10], t[13], t[17], t[18])
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_parse_record_garbled_agrees_with_commit_log_reader(twin, commit_log):
+    rnd = random.Random(6)
+    for _ in range(600):
+        props = rnd.choice(["", "TAGS\x01t", "KEYS\x01a b\x02UNIQ_KEY\x01U1", "DELAY\x012\x02TAGS\x01x\x02KEYS\x01ключ"])
+        rec = bytearray(encode_record(random_text(rnd, rnd.randint(1, 8)).encode("utf-8", "surrogatepass")[:100]
+                                      .decode("utf-8", "replace") or "t",
+                                      rnd.randbytes(rnd.randint(0, 50)), props,
+                                      born_v6=rnd.random() < 0.3, store_v6=rnd.random() < 0.3))
+        for _ in range(rnd.randint(0, 3)):
+            rec[rnd.randrange(len(rec))] = rnd.randrange(256)
+        if rnd.random() < 0.2:
+            rec = rec[: rnd.randrange(len(rec) + 1)]
+        pos = rnd.choice([0, 0, 3])
+        buf = bytes(pos) + bytes(rec) + bytes(rnd.choice([0, 0, 10]))
+        got = twin.parse_record(buf, pos)
+        assert as_reference(got) == reference_parse(commit_log, buf, pos), bytes(rec)
+
+
+@needs_compiled
+def test_parse_record_twins_agree_on_random_and_garbled_bytes():
+    rnd = random.Random(7)
+    c, p = speedups.compiled, speedups.pure
+    for i in range(3000):
+        if i % 3 == 0:
+            buf = rnd.randbytes(rnd.randint(0, 200))
+        else:
+            rec = bytearray(encode_record(random_text(rnd, 5).encode("utf-8", "surrogatepass").decode("utf-8", "replace"),
+                                          rnd.randbytes(rnd.randint(0, 30)),
+                                          rnd.choice(["TAGS\x01a", "KEYS\x01x\x02UNIQ_KEY\x01y"]),
+                                          v2=rnd.random() < 0.3, born_v6=rnd.random() < 0.3,
+                                          store_v6=rnd.random() < 0.3))
+            for _ in range(rnd.randint(1, 4)):
+                rec[rnd.randrange(len(rec))] = rnd.randrange(256)
+            buf = bytes(rec) if i % 3 == 1 else bytes(rec[: rnd.randrange(len(rec) + 1)])
+        pos = rnd.randint(0, len(buf))
+        for strict in (False, True):
+            assert c.parse_record(buf, pos, strict) == p.parse_record(buf, pos, strict), (buf, pos)
+
+
+@pytest.mark.skipif(not (GOLDEN / "manifest.jsonl").exists(), reason="golden store not available")
+@pytest.mark.parametrize("twin", TWINS)
+def test_parse_record_reads_every_golden_record(twin):
+    """Walk the real 4.9.7 CommitLog files record by record, as the reput does."""
+    with open(GOLDEN / "manifest.jsonl", encoding="utf-8") as fh:
+        manifest = {r["physicalOffset"]: r for r in map(json.loads, fh)}
+    seen = 0
+    for f in sorted((GOLDEN / "store" / "commitlog").iterdir()):
+        data = f.read_bytes()
+        base = int(f.name)
+        pos = 0
+        while pos < len(data):
+            t = twin.parse_record(data, pos, strict=True)
+            if t is None or t[1] == BLANK_MAGIC_CODE:
+                break
+            r = manifest[base + pos]
+            props = r["properties"]
+            assert t[:13] == (r["totalSize"], r["magicCode"], r["bodyCRC"], r["queueId"], r["flag"], r["queueOffset"],
+                              r["storedPhysicalOffset"], r["sysFlag"], r["bornTimestamp"], r["storeTimestamp"],
+                              r["preparedTransactionOffset"], t[11], r["bodyLength"])
+            assert data[t[11] : t[11] + t[12]] == base64.b64decode(r["body"])
+            assert t[13] == r["topic"] and t[15] == r["propertiesLength"]
+            assert data[t[14] : t[14] + t[15]].decode() == r["propertiesRaw"]
+            assert t[16:] == (props.get("TAGS") or None, props.get("KEYS") or None, props.get("UNIQ_KEY") or None,
+                              props.get("DELAY") or None)
+            seen += 1
+            pos += t[0]
+    assert seen == len(manifest)
