@@ -1,0 +1,349 @@
+"""The less common admin requests against a real bin/mqbroker over loopback.
+
+QUERY_CONSUME_QUEUE (321), QUERY_CORRECTION_OFFSET (308), RESUME_CHECK_HALF_MESSAGE (323),
+GET_ALL_PRODUCER_INFO (328), REGISTER_FILTER_SERVER (301) and the ACL 1.0 codes 50-54 on a
+broker without ACL: each with its success answer and its bad-input answers.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from common.message import MessageConst, MessageSysFlag, decode_messages, decode_offset_msg_id
+from common.mixall import RMQ_SYS_TRANS_HALF_TOPIC
+from common.util import java_string_hash
+from remoting import fastjson
+from remoting.body.admin_extra import (
+    ProducerTableInfo,
+    QueryConsumeQueueResponseBody,
+    QueryCorrectionOffsetBody,
+)
+from remoting.body.heartbeat import ConsumerData, HeartbeatData, ProducerData, SubscriptionData
+from remoting.client import RemotingClient
+from remoting.codes import RequestCode, ResponseCode
+from tests.broker.helpers import BrokerProc, call, send, wait_max_offset
+from tests.support import async_wait_until
+
+RC = ResponseCode
+LONG_MAX = 2**63 - 1
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    # no transaction check during the module: the half queue changes only when a test changes it
+    b = BrokerProc(tmp_path_factory.mktemp("admin-extra"), "adminx", transactionCheckInterval=600_000,
+                   enablePropertyFilter="true")
+    b.start()
+    yield b
+    b.stop()
+
+
+@pytest.fixture
+async def client():
+    c = RemotingClient(name="admin-extra")
+    yield c
+    await c.close()
+
+
+async def _create_topic(client, addr, topic, queues=2):
+    r = await call(client, addr, RequestCode.UPDATE_AND_CREATE_TOPIC, {
+        "topic": topic, "defaultTopic": "TBW102", "readQueueNums": queues, "writeQueueNums": queues, "perm": 6,
+        "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": "false"})
+    assert r.code == RC.SUCCESS, r.remark
+
+
+async def _cq(client, addr, topic, queue_id=0, index=0, count=10, group=None):
+    h = {"topic": topic, "queueId": queue_id, "index": index, "count": count}
+    if group is not None:
+        h["consumerGroup"] = group
+    return await call(client, addr, RequestCode.QUERY_CONSUME_QUEUE, h)
+
+
+# -- QUERY_CONSUME_QUEUE -----------------------------------------------------------------------
+
+
+async def test_query_consume_queue_units(broker, client):
+    topic = "AdmCqT"
+    await _create_topic(client, broker.addr, topic)
+    offsets = []
+    for i, tag in enumerate(["TagA", "TagB", "TagA"]):
+        r = await send(client, broker.addr, topic, f"m{i}".encode(), {"TAGS": tag}, queue_id=0)
+        assert r.code == RC.SUCCESS, r.remark
+        offsets.append(decode_offset_msg_id(r.ext_fields["msgId"])[1])
+    await wait_max_offset(client, broker.addr, topic, 0, 3)
+
+    r = await _cq(client, broker.addr, topic)
+    assert r.code == RC.SUCCESS, r.remark
+    tree = fastjson.loads(r.body)
+    assert set(tree) == {"maxQueueIndex", "minQueueIndex", "queueData"}  # no group asked: no subscription keys
+    body = QueryConsumeQueueResponseBody.from_json(r.body)
+    assert (body.minQueueIndex, body.maxQueueIndex) == (0, 3)
+    assert [u.physicOffset for u in body.queueData] == offsets
+    assert [u.tagsCode for u in body.queueData] == [java_string_hash(t) for t in ("TagA", "TagB", "TagA")]
+    assert all(u.physicSize > 0 and not u.eval and u.msg is None for u in body.queueData)
+    assert set(tree["queueData"][0]) == {"eval", "physicOffset", "physicSize", "tagsCode"}
+    # the unit's size is the record's: VIEW_MESSAGE_BY_ID of that offset decodes one whole message
+    v = await call(client, broker.addr, RequestCode.VIEW_MESSAGE_BY_ID, {"offset": offsets[1]})
+    assert v.code == RC.SUCCESS and len(v.body) == body.queueData[1].physicSize
+    assert decode_messages(v.body)[0].body == b"m1"
+
+    # count and index bound the answer
+    r = await _cq(client, broker.addr, topic, index=1, count=1)
+    assert [u.physicOffset for u in QueryConsumeQueueResponseBody.from_json(r.body).queueData] == [offsets[1]]
+    r = await _cq(client, broker.addr, topic, count=0)
+    assert r.code == RC.SUCCESS and QueryConsumeQueueResponseBody.from_json(r.body).queueData == []
+
+
+async def test_query_consume_queue_bad_input(broker, client):
+    topic = "AdmCqBad"
+    await _create_topic(client, broker.addr, topic)
+    assert (await send(client, broker.addr, topic, b"x", queue_id=0)).code == RC.SUCCESS
+    await wait_max_offset(client, broker.addr, topic, 0, 1)
+    # index past the end: SUCCESS without a body, the remark says why (as RocketMQ)
+    r = await _cq(client, broker.addr, topic, index=1)
+    assert (r.code, r.remark, r.body) == (RC.SUCCESS, f"Index 1 of 0@{topic} is not exist!", None)
+    r = await _cq(client, broker.addr, topic, index=-1)
+    assert (r.code, r.remark) == (RC.SUCCESS, f"Index -1 of 0@{topic} is not exist!")
+    # a queue that does not exist (bad queueId, unknown topic, a name that is no topic name)
+    for t, q in ((topic, 7), (topic, -1), ("AdmCqNope", 0), ("../../etc", 0)):
+        r = await _cq(client, broker.addr, t, queue_id=q)
+        assert (r.code, r.remark) == (RC.SYSTEM_ERROR, f"{q}@{t} is not exist!")
+    # missing topic / non-numeric queueId
+    r = await call(client, broker.addr, RequestCode.QUERY_CONSUME_QUEUE, {"queueId": 0, "index": 0, "count": 1})
+    assert r.code == RC.SYSTEM_ERROR and "topic" in r.remark
+    r = await call(client, broker.addr, RequestCode.QUERY_CONSUME_QUEUE, {"topic": topic, "queueId": "x"})
+    assert r.code == RC.SYSTEM_ERROR and "queueId" in r.remark
+
+
+async def test_query_consume_queue_with_consumer_group(broker, client):
+    topic = "AdmCqGroup"
+    await _create_topic(client, broker.addr, topic)
+    assert (await send(client, broker.addr, topic, b"x", {"TAGS": "TagA"}, queue_id=0)).code == RC.SUCCESS
+    await wait_max_offset(client, broker.addr, topic, 0, 1)
+    r = await _cq(client, broker.addr, topic, group="admOffline")
+    tree = fastjson.loads(r.body)
+    assert tree["filterData"] == f"admOffline@{topic} is not online!" and "subscriptionData" not in tree
+
+    consumer = RemotingClient(name="adm-consumer")
+    try:
+        sql_topic = "AdmCqSql"
+        await _create_topic(client, broker.addr, sql_topic)
+        assert (await send(client, broker.addr, sql_topic, b"y", {"a": "2"}, queue_id=0)).code == RC.SUCCESS
+        await wait_max_offset(client, broker.addr, sql_topic, 0, 1)
+        subs = [SubscriptionData(topic=topic, subString="TagA", tagsSet=["TagA"], codeSet=[java_string_hash("TagA")],
+                                 subVersion=7),
+                SubscriptionData(topic=sql_topic, subString="a > 1", expressionType="SQL92", subVersion=8)]
+        hb = HeartbeatData(clientID="127.0.0.1@adm", consumerDataSet=[
+            ConsumerData(groupName="admOnline", subscriptionDataSet=subs)]).to_json()
+        assert (await call(consumer, broker.addr, RequestCode.HEART_BEAT, body=hb)).code == RC.SUCCESS
+
+        r = await _cq(client, broker.addr, topic, group="admOnline")
+        body = QueryConsumeQueueResponseBody.from_json(r.body)
+        assert body.subscriptionData.subString == "TagA" and body.subscriptionData.subVersion == 7
+        assert body.filterData == "null"  # a TAG subscription has no registered filter data
+        assert len(body.queueData) == 1
+
+        r = await _cq(client, broker.addr, sql_topic, group="admOnline")
+        body = QueryConsumeQueueResponseBody.from_json(r.body)
+        assert body.subscriptionData.expressionType == "SQL92"
+        fd = fastjson.loads(body.filterData)
+        assert (fd["consumerGroup"], fd["topic"], fd["expression"], fd["expressionType"], fd["clientVersion"]) == (
+            "admOnline", sql_topic, "a > 1", "SQL92", 8)
+        assert "\n\t" in body.filterData  # pretty-printed, as JSON.toJSONString(filterData, true)
+    finally:
+        await consumer.close()
+
+
+# -- QUERY_CORRECTION_OFFSET ----------------------------------------------------------------------
+
+
+async def _commit(client, addr, group, topic, qid, offset):
+    r = await call(client, addr, RequestCode.UPDATE_CONSUMER_OFFSET,
+                   {"consumerGroup": group, "topic": topic, "queueId": qid, "commitOffset": offset})
+    assert r.code == RC.SUCCESS, r.remark
+
+
+async def _correction(client, addr, topic, compare, filter_groups=None):
+    h = {"topic": topic, "compareGroup": compare}
+    if filter_groups is not None:
+        h["filterGroups"] = filter_groups
+    r = await call(client, addr, RequestCode.QUERY_CORRECTION_OFFSET, h)
+    assert r.code == RC.SUCCESS, r.remark
+    return r
+
+
+async def test_query_correction_offset(broker, client):
+    topic = "AdmCorr"
+    await _create_topic(client, broker.addr, topic)
+    await _commit(client, broker.addr, "corrA", topic, 0, 5)
+    await _commit(client, broker.addr, "corrA", topic, 1, 2)
+    await _commit(client, broker.addr, "corrB", topic, 0, 3)
+    await _commit(client, broker.addr, "corrC", topic, 0, 1)
+    await _commit(client, broker.addr, "corrC", "AdmCorrOther", 0, 0)  # another topic: not counted
+
+    r = await _correction(client, broker.addr, topic, "corrNone")
+    assert r.body == b'{"correctionOffsets":{0:1,1:2}}'  # Integer keys bare, as fastjson writes them
+    body = await _correction(client, broker.addr, topic, "corrNone", "corrC")
+    assert QueryCorrectionOffsetBody.from_json(body.body).correctionOffsets == {0: 3, 1: 2}
+    body = await _correction(client, broker.addr, topic, "corrNone", "corrB,corrC")
+    assert QueryCorrectionOffsetBody.from_json(body.body).correctionOffsets == {0: 5, 1: 2}
+    # compareGroup behind the others' minimum: nothing to correct on that queue (Long.MAX_VALUE)
+    body = await _correction(client, broker.addr, topic, "corrC", "corrC")
+    assert QueryCorrectionOffsetBody.from_json(body.body).correctionOffsets == {0: LONG_MAX, 1: 2}
+    body = await _correction(client, broker.addr, topic, "corrA", "corrC")
+    assert QueryCorrectionOffsetBody.from_json(body.body).correctionOffsets == {0: 3, 1: 2}
+    # leaving groups out only reads: their offsets are still there (RocketMQ's removes them)
+    r = await call(client, broker.addr, RequestCode.QUERY_CONSUMER_OFFSET,
+                   {"consumerGroup": "corrC", "topic": topic, "queueId": 0})
+    assert (r.code, r.ext_fields.get("offset")) == (RC.SUCCESS, "1")
+    # a topic nobody consumes: empty table
+    r = await _correction(client, broker.addr, "AdmCorrUnknown", "corrA")
+    assert QueryCorrectionOffsetBody.from_json(r.body).correctionOffsets == {}
+
+
+async def test_query_correction_offset_missing_header(broker, client):
+    for h in ({"topic": "AdmCorr"}, {"compareGroup": "corrA"}, {}):
+        r = await call(client, broker.addr, RequestCode.QUERY_CORRECTION_OFFSET, h)
+        assert r.code == RC.SYSTEM_ERROR and "is null" in r.remark, (h, r.remark)
+
+
+# -- RESUME_CHECK_HALF_MESSAGE -----------------------------------------------------------------------
+
+
+async def _half_units(client, addr):
+    r = await _cq(client, addr, RMQ_SYS_TRANS_HALF_TOPIC, count=100)
+    if r.code != RC.SUCCESS or r.body is None:
+        return []
+    return QueryConsumeQueueResponseBody.from_json(r.body).queueData
+
+
+async def _view(client, addr, offset):
+    r = await call(client, addr, RequestCode.VIEW_MESSAGE_BY_ID, {"offset": offset})
+    assert r.code == RC.SUCCESS, r.remark
+    return decode_messages(r.body)[0]
+
+
+async def test_resume_check_half_message(broker, client):
+    topic = "AdmTxT"
+    await _create_topic(client, broker.addr, topic)
+    before = len(await _half_units(client, broker.addr))
+    r = await send(client, broker.addr, topic, b"half-body", {"TRAN_MSG": "true", "PGROUP": "admTxPG", "TAGS": "TagT",
+                                                                 MessageConst.TRANSACTION_CHECK_TIMES: "15"},
+                   queue_id=1, sys_flag=MessageSysFlag.TRANSACTION_PREPARED_TYPE)
+    assert r.code == RC.SUCCESS, r.remark
+    half_id = r.ext_fields["msgId"]
+    await wait_max_offset(client, broker.addr, RMQ_SYS_TRANS_HALF_TOPIC, 0, before + 1)
+
+    r = await call(client, broker.addr, RequestCode.RESUME_CHECK_HALF_MESSAGE, {"msgId": half_id})
+    assert (r.code, r.remark) == (RC.SUCCESS, None)
+    await wait_max_offset(client, broker.addr, RMQ_SYS_TRANS_HALF_TOPIC, 0, before + 2)
+    units = await _half_units(client, broker.addr)
+    original = await _view(client, broker.addr, decode_offset_msg_id(half_id)[1])
+    copy = await _view(client, broker.addr, units[-1].physicOffset)
+    assert (copy.topic, copy.queue_id, copy.body) == (RMQ_SYS_TRANS_HALF_TOPIC, 0, b"half-body")
+    assert copy.properties[MessageConst.TRANSACTION_CHECK_TIMES] == "0"
+    assert original.properties[MessageConst.TRANSACTION_CHECK_TIMES] == "15"
+    assert (copy.properties[MessageConst.REAL_TOPIC], copy.properties[MessageConst.REAL_QID]) == (topic, "1")
+    assert copy.properties == {**original.properties, MessageConst.TRANSACTION_CHECK_TIMES: "0"}
+    assert (copy.born_timestamp, copy.born_host, copy.sys_flag) == (
+        original.born_timestamp, original.born_host, original.sys_flag)
+    assert units[-1].tagsCode == java_string_hash("TagT")
+
+
+async def test_resume_check_half_message_bad_ids(broker, client):
+    topic = "AdmTxBad"
+    await _create_topic(client, broker.addr, topic)
+    r = await send(client, broker.addr, topic, b"plain", queue_id=0)
+    assert r.code == RC.SUCCESS
+    plain_id = r.ext_fields["msgId"]
+    await wait_max_offset(client, broker.addr, topic, 0, 1)
+    host_hex = plain_id[:16]
+    before = len(await _half_units(client, broker.addr))
+    cases = {
+        "missing": {},
+        "not hex": {"msgId": "zz"},
+        "wrong length": {"msgId": plain_id[:-2]},
+        "no such offset": {"msgId": host_hex + f"{1 << 40:016X}"},
+        "not a record start": {"msgId": host_hex + f"{decode_offset_msg_id(plain_id)[1] + 1:016X}"},
+        "other broker": {"msgId": "0A0000FF00001F90" + plain_id[16:]},
+        "not a half message": {"msgId": plain_id},
+    }
+    for what, h in cases.items():
+        r = await call(client, broker.addr, RequestCode.RESUME_CHECK_HALF_MESSAGE, h)
+        assert r.code == RC.SYSTEM_ERROR, what
+        assert r.remark.startswith("Exception was thrown when putting message back to RMQ_SYS_TRANS_HALF_TOPIC."), what
+    assert "not a half message" in r.remark
+    assert len(await _half_units(client, broker.addr)) == before  # nothing was put
+
+
+# -- GET_ALL_PRODUCER_INFO ----------------------------------------------------------------------------
+
+
+async def test_get_all_producer_info(broker, client):
+    producer = RemotingClient(name="adm-producer")
+    try:
+        hb = HeartbeatData(clientID="127.0.0.1@admProd", producerDataSet=[
+            ProducerData(groupName="admPG1"), ProducerData(groupName="admPG2")]).to_json()
+        assert (await call(producer, broker.addr, RequestCode.HEART_BEAT, body=hb)).code == RC.SUCCESS
+        r = await call(client, broker.addr, RequestCode.GET_ALL_PRODUCER_INFO)
+        assert r.code == RC.SUCCESS, r.remark
+        tree = fastjson.loads(r.body)
+        assert set(tree) == {"data"}
+        assert set(tree["data"]["admPG1"][0]) == {"clientId", "language", "lastUpdateTimestamp", "remoteIP", "version"}
+        table = ProducerTableInfo.from_json(r.body)
+        for g in ("admPG1", "admPG2"):
+            (p,) = table.data[g]
+            assert (p.clientId, p.language) == ("127.0.0.1@admProd", "JAVA")
+            assert p.remoteIP.startswith("/127.0.0.1:") and p.lastUpdateTimestamp > 0
+            assert str(p).startswith("clientId=127.0.0.1@admProd,remoteIP=/127.0.0.1:")
+    finally:
+        await producer.close()
+    # the producer's connection closed: it leaves the table
+    async def gone():
+        r = await call(client, broker.addr, RequestCode.GET_ALL_PRODUCER_INFO)
+        return "admPG1" not in ProducerTableInfo.from_json(r.body).data
+
+    await async_wait_until(gone, 5.0, what="producer group admPG1 gone")
+
+
+# -- REGISTER_FILTER_SERVER -----------------------------------------------------------------------------
+
+
+async def test_register_filter_server(broker, client):
+    r = await call(client, broker.addr, RequestCode.REGISTER_FILTER_SERVER, {"filterServerAddr": "127.0.0.1:45000"})
+    assert r.code == RC.SUCCESS, r.remark
+    assert r.ext_fields == {"brokerName": "adminx", "brokerId": "0"}
+    r = await call(client, broker.addr, RequestCode.REGISTER_FILTER_SERVER, {})
+    assert r.code == RC.SYSTEM_ERROR and "filterServerAddr" in r.remark
+    r = await call(client, broker.addr, RequestCode.REGISTER_FILTER_SERVER, {"filterServerAddr": " "})
+    assert r.code == RC.SYSTEM_ERROR
+
+
+# -- ACL 1.0 admin on a broker without ACL -------------------------------------------------------------------
+
+ACL_OFF = "The broker does not enable acl."
+
+
+@pytest.mark.parametrize("code, header, want", [
+    (RequestCode.UPDATE_AND_CREATE_ACL_CONFIG, {"accessKey": "ak", "secretKey": "12345678", "admin": "true"},
+     RC.UPDATE_AND_CREATE_ACL_CONFIG_FAILED),
+    (RequestCode.DELETE_ACL_CONFIG, {"accessKey": "ak"}, RC.DELETE_ACL_CONFIG_FAILED),
+    (RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, {"globalWhiteAddrs": "10.0.0.*", "aclFileFullPath": "x.yml"},
+     RC.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED),
+    (RequestCode.GET_BROKER_CLUSTER_ACL_INFO, {}, RC.SYSTEM_ERROR),
+    (RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG, {}, RC.SYSTEM_ERROR),
+], ids=lambda v: v.name if isinstance(v, RequestCode) else None)
+async def test_acl_admin_without_acl(broker, client, code, header, want):
+    r = await call(client, broker.addr, code, header)
+    assert (r.code, r.remark, r.body) == (want, ACL_OFF, None)
+
+
+@pytest.mark.parametrize("code, header, missing", [
+    (RequestCode.UPDATE_AND_CREATE_ACL_CONFIG, {"secretKey": "12345678"}, "accessKey"),
+    (RequestCode.DELETE_ACL_CONFIG, {}, "accessKey"),
+    (RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, {"globalWhiteAddrs": "10.0.0.*"}, "aclFileFullPath"),
+], ids=lambda v: v.name if isinstance(v, RequestCode) else None)
+async def test_acl_admin_missing_header_field(broker, client, code, header, missing):
+    """As 4.9.7, the header is decoded before the (missing) validator is used: SYSTEM_ERROR naming the field."""
+    r = await call(client, broker.addr, code, header)
+    assert r.code == RC.SYSTEM_ERROR and f"<{missing}>" in r.remark, r.remark
