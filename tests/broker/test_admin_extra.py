@@ -9,8 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from common.message import MessageConst, MessageSysFlag, decode_messages, decode_offset_msg_id
-from common.mixall import RMQ_SYS_TRANS_HALF_TOPIC
+from common.message import (
+    MessageConst,
+    MessageSysFlag,
+    create_offset_msg_id,
+    decode_messages,
+    decode_offset_msg_id,
+)
+from common.mixall import RMQ_SYS_TRANS_HALF_TOPIC, TRANS_CHECK_MAX_TIME_TOPIC
 from common.util import java_string_hash
 from remoting import fastjson
 from remoting.body.admin_extra import (
@@ -274,6 +280,38 @@ async def test_resume_check_half_message_bad_ids(broker, client):
         assert r.remark.startswith("Exception was thrown when putting message back to RMQ_SYS_TRANS_HALF_TOPIC."), what
     assert "not a half message" in r.remark
     assert len(await _half_units(client, broker.addr)) == before  # nothing was put
+
+
+async def test_resume_check_of_a_discarded_half_message(tmp_path):
+    """The operator's case: a half message checked transactionCheckMax times was moved to
+    TRANS_CHECK_MAX_TIME_TOPIC; resuming it puts a copy with check count 0 back into the half queue."""
+    b = BrokerProc(tmp_path, "adminx-tx", transactionCheckInterval=50)
+    b.start()
+    c = RemotingClient(name="admin-extra-tx")
+    try:
+        topic = "AdmTxDiscard"
+        await _create_topic(c, b.addr, topic)
+        r = await send(c, b.addr, topic, b"too-often", {"TRAN_MSG": "true", "PGROUP": "admTxPG2",
+                                                        MessageConst.TRANSACTION_CHECK_TIMES: "15"},
+                       queue_id=0, sys_flag=MessageSysFlag.TRANSACTION_PREPARED_TYPE)
+        assert r.code == RC.SUCCESS, r.remark
+        # the next check round discards it (15 >= transactionCheckMax 15)
+        await wait_max_offset(c, b.addr, TRANS_CHECK_MAX_TIME_TOPIC, 0, 1)
+        (unit,) = QueryConsumeQueueResponseBody.from_json(
+            (await _cq(c, b.addr, TRANS_CHECK_MAX_TIME_TOPIC)).body).queueData
+        discarded_id = create_offset_msg_id(("127.0.0.1", b.port), unit.physicOffset)
+        assert (await _view(c, b.addr, unit.physicOffset)).topic == TRANS_CHECK_MAX_TIME_TOPIC
+
+        r = await call(c, b.addr, RequestCode.RESUME_CHECK_HALF_MESSAGE, {"msgId": discarded_id})
+        assert (r.code, r.remark) == (RC.SUCCESS, None)
+        await wait_max_offset(c, b.addr, RMQ_SYS_TRANS_HALF_TOPIC, 0, 2)
+        copy = await _view(c, b.addr, (await _half_units(c, b.addr))[-1].physicOffset)
+        assert (copy.topic, copy.queue_id, copy.body) == (RMQ_SYS_TRANS_HALF_TOPIC, 0, b"too-often")
+        assert copy.properties[MessageConst.TRANSACTION_CHECK_TIMES] == "0"
+        assert copy.properties[MessageConst.REAL_TOPIC] == topic
+    finally:
+        await c.close()
+        b.stop()
 
 
 # -- GET_ALL_PRODUCER_INFO ----------------------------------------------------------------------------
