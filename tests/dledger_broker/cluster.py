@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from common.message import MessageExt, decode_messages
+from remoting import fastjson
 from remoting.body.cluster import ClusterInfo
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
@@ -131,9 +132,9 @@ class DLedgerCluster:
 
 
 async def send(c: RemotingClient, addr: str, body: bytes, *, topic: str = TOPIC, queue_id: int = 0,
-               timeout: float = 5.0, props: dict[str, str] | None = None) -> RemotingCommand:
+               timeout: float = 5.0, props: dict[str, str] | None = None, sys_flag: int = 0) -> RemotingCommand:
     p = "\x02".join(f"{k}\x01{v}" for k, v in (props or {}).items())
-    h = SendMessageRequestHeaderV2(a="dledger-pg", b=topic, c="TBW102", d=4, e=queue_id, f=0,
+    h = SendMessageRequestHeaderV2(a="dledger-pg", b=topic, c="TBW102", d=4, e=queue_id, f=sys_flag,
                                    g=int(time.time() * 1000), h=0, i=p)
     return await c.invoke(addr, RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, h, body), timeout)
 
@@ -171,6 +172,14 @@ async def view(c: RemotingClient, addr: str, offset: int) -> MessageExt | None:
         return None
     msgs = decode_messages(r.body or b"")
     return msgs[0] if msgs else None
+
+
+async def runtime_info(c: RemotingClient, addr: str) -> dict[str, str]:
+    """GET_BROKER_RUNTIME_INFO table."""
+    r = await c.invoke(addr, RemotingCommand.request(RequestCode.GET_BROKER_RUNTIME_INFO), 3)
+    if r.code != ResponseCode.SUCCESS or not r.body:
+        return {}
+    return dict(fastjson.loads(r.body).get("table") or {})
 
 
 def msg_offset(msg_id: str) -> int:
