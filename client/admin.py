@@ -16,6 +16,11 @@ from common.message import MessageConst, MessageExt, decode_messages, decode_off
 from common.mixall import get_retry_topic
 from remoting import RemotingClient, RequestCode, ResponseCode, fastjson
 from remoting.body.admin import GroupList, TopicOffset, TopicStatsTable
+from remoting.body.admin_extra import (
+    ProducerTableInfo,
+    QueryConsumeQueueResponseBody,
+    QueryCorrectionOffsetBody,
+)
 from remoting.body.cluster import ClusterInfo
 from remoting.body.consumer import (
     ConsumerConnection,
@@ -28,6 +33,12 @@ from remoting.body.kv import KVTable
 from remoting.body.route import MASTER_ID, TopicRouteData
 from remoting.body.subscription_group import SubscriptionGroupConfig
 from remoting.body.topic_config import TopicConfig
+from remoting.header.admin_extra import (
+    GetAllProducerInfoRequestHeader,
+    QueryConsumeQueueRequestHeader,
+    QueryCorrectionOffsetHeader,
+    ResumeCheckHalfMessageRequestHeader,
+)
 from remoting.header.broker import (
     CreateTopicRequestHeader,
     DeleteSubscriptionGroupRequestHeader,
@@ -365,3 +376,43 @@ class MQAdmin:
             out[mq] = new
         return out
 
+
+    # -- consume queues, correction offsets, half messages, producers (admin extras) ----------------------------
+
+    async def query_consume_queue(self, addr: str, topic: str, queue_id: int, index: int, count: int = 10,
+                                  consumer_group: str | None = None) -> QueryConsumeQueueResponseBody:
+        """QUERY_CONSUME_QUEUE (mqadmin queryCq): ``count`` units of one queue from unit ``index``.
+
+        An index outside the queue is answered SUCCESS without a body; that raises MQBrokerError
+        carrying the broker's remark (the Java tool fails on it too)."""
+        h = QueryConsumeQueueRequestHeader(topic=topic, queueId=queue_id, index=index, count=count,
+                                           consumerGroup=consumer_group)
+        resp = await self._call(addr, RequestCode.QUERY_CONSUME_QUEUE, h)
+        if not resp.body:
+            raise MQBrokerError(resp.code, resp.remark or "no consume queue data", addr)
+        return QueryConsumeQueueResponseBody.from_json(resp.body)
+
+    async def query_correction_offset(self, addr: str, topic: str, compare_group: str,
+                                      filter_groups: list[str] | set[str] | None = None) -> dict[int, int]:
+        """QUERY_CORRECTION_OFFSET: queueId -> smallest committed offset of the other groups
+        (Long.MAX_VALUE where ``compare_group`` is already behind it)."""
+        h = QueryCorrectionOffsetHeader(compareGroup=compare_group, topic=topic,
+                                        filterGroups=",".join(filter_groups) if filter_groups is not None else None)
+        resp = await self._call(addr, RequestCode.QUERY_CORRECTION_OFFSET, h)
+        return QueryCorrectionOffsetBody.from_json(resp.body).correctionOffsets if resp.body else {}
+
+    async def resume_check_half_message(self, offset_msg_id: str) -> bool:
+        """RESUME_CHECK_HALF_MESSAGE at the broker that stored the half message (or its discarded copy);
+        True when the broker put it back into the half queue (Java's DefaultMQAdminExt answer)."""
+        msg = await self.view_message(offset_msg_id)
+        host, port = msg.store_host
+        addr = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        resp = await self.api.invoke(addr, request(RequestCode.RESUME_CHECK_HALF_MESSAGE,
+                                                   ResumeCheckHalfMessageRequestHeader(msgId=offset_msg_id)),
+                                     self.timeout)
+        return resp.code == ResponseCode.SUCCESS
+
+    async def get_all_producer_info(self, addr: str) -> ProducerTableInfo:
+        """GET_ALL_PRODUCER_INFO (mqadmin producer): producer group -> instances known to one broker."""
+        resp = await self._call(addr, RequestCode.GET_ALL_PRODUCER_INFO, GetAllProducerInfoRequestHeader())
+        return ProducerTableInfo.from_json(resp.body) if resp.body else ProducerTableInfo()

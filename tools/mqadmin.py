@@ -617,6 +617,61 @@ async def consume_message(admin: MQAdmin, args) -> None:
     print("Consume ok")
 
 
+# -- consume queues and producers (admin extras) ------------------------------------------------------------------
+
+
+def _setup_query_cq(p):
+    p.add_argument("-t", dest="topic", required=True)
+    p.add_argument("-q", dest="queueId", type=int, required=True, help="queue num, ie. 1")
+    p.add_argument("-i", dest="index", type=int, required=True, help="start queue index.")
+    p.add_argument("-c", dest="count", type=int, default=10, help="how many.")
+    p.add_argument("-b", dest="brokerAddr", help="broker addr.")
+    p.add_argument("-g", dest="consumerGroup", help="consumer group.")
+
+
+@command("queryCq", "Query cq command.", _setup_query_cq)
+async def query_cq(admin: MQAdmin, args) -> None:
+    topic = _topic(args.topic)
+    group = _group(args.consumerGroup) if args.consumerGroup else None
+    addr = args.brokerAddr
+    if not addr:
+        route = await admin.topic_route(topic)
+        addrs = route.brokerDatas[0].brokerAddrs if route.brokerDatas else {}
+        if MASTER_ID not in addrs:
+            raise MQClientError("No topic route data!")
+        addr = addrs[MASTER_ID]
+    body = await admin.query_consume_queue(addr, topic, args.queueId, args.index, args.count, group)
+    sep = "======================================"
+    if body.subscriptionData is not None:
+        pretty = json.dumps(body.subscriptionData.to_dict(), ensure_ascii=False, indent="\t", separators=(",", ":"))
+        print(f"Subscription data: \n{pretty}")
+        print(sep)
+    if body.filterData is not None:
+        print(f"Filter data: \n{body.filterData}")
+        print(sep)
+    print(f"Queue data: \nmax: {body.maxQueueIndex}, min: {body.minQueueIndex}")
+    print(sep)
+    for i, unit in enumerate(body.queueData or [], args.index):
+        print(f"idx: {i}")
+        print(unit)
+        print(sep)
+
+
+def _setup_producer(p):
+    p.add_argument("-b", dest="brokerAddr", required=True, help="broker address")
+
+
+@command("producer", "Query producer's instances, connection, status, etc.", _setup_producer)
+async def producer_info(admin: MQAdmin, args) -> None:
+    table = await admin.get_all_producer_info(args.brokerAddr)
+    for group, instances in table.data.items():
+        if not instances:
+            print(f"producer group ({group}) instances are empty")
+            continue
+        for p in instances:
+            print(f"producer group ({group}) instance : {p}")
+
+
 # -- main ---------------------------------------------------------------------------------------------------------------
 
 

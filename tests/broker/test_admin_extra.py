@@ -7,8 +7,15 @@ broker without ACL: each with its success answer and its bad-input answers.
 
 from __future__ import annotations
 
+import asyncio
+import os
+import re
+import subprocess
+
 import pytest
 
+from client.admin import MQAdmin
+from client.exceptions import MQBrokerError
 from common.message import (
     MessageConst,
     MessageSysFlag,
@@ -28,7 +35,7 @@ from remoting.body.heartbeat import ConsumerData, HeartbeatData, ProducerData, S
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
 from tests.broker.helpers import BrokerProc, call, send, wait_max_offset
-from tests.support import async_wait_until
+from tests.support import BIN, ROOT, async_wait_until, free_port
 
 RC = ResponseCode
 LONG_MAX = 2**63 - 1
@@ -385,3 +392,63 @@ async def test_acl_admin_missing_header_field(broker, client, code, header, miss
     """As 4.9.7, the header is decoded before the (missing) validator is used: SYSTEM_ERROR naming the field."""
     r = await call(client, broker.addr, code, header)
     assert r.code == RC.SYSTEM_ERROR and f"<{missing}>" in r.remark, r.remark
+
+
+# -- the MQAdmin client and bin/mqadmin ----------------------------------------------------------------------
+
+
+def _mqadmin(*args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "NAMESRV_ADDR"}
+    # -b names the broker, so the NameServer is never asked: a closed port will do
+    cmd = [str(BIN / "mqadmin"), *args, "-n", f"127.0.0.1:{free_port()}"]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=30, env=env, cwd=str(ROOT))
+
+
+async def test_mqadmin_client_and_tool(broker, client):
+    topic = "AdmTool"
+    await _create_topic(client, broker.addr, topic)
+    r = await send(client, broker.addr, topic, b"tool", {"TAGS": "TagX"}, queue_id=1)
+    assert r.code == RC.SUCCESS
+    plain_id = r.ext_fields["msgId"]
+    r = await send(client, broker.addr, topic, b"half", {"TRAN_MSG": "true", "PGROUP": "admToolPG"}, queue_id=1,
+                   sys_flag=MessageSysFlag.TRANSACTION_PREPARED_TYPE)
+    half_id = r.ext_fields["msgId"]
+    await wait_max_offset(client, broker.addr, topic, 1, 1)
+    await _commit(client, broker.addr, "toolA", topic, 1, 1)
+
+    async with MQAdmin(f"127.0.0.1:{free_port()}") as admin:
+        body = await admin.query_consume_queue(broker.addr, topic, 1, 0, 5)
+        assert [u.tagsCode for u in body.queueData] == [java_string_hash("TagX")]
+        with pytest.raises(MQBrokerError, match="Index 9 of 1@AdmTool is not exist!"):
+            await admin.query_consume_queue(broker.addr, topic, 1, 9)
+        with pytest.raises(MQBrokerError, match="is not exist!"):
+            await admin.query_consume_queue(broker.addr, topic, 5, 0)
+        assert await admin.query_correction_offset(broker.addr, topic, "toolNone") == {1: 1}
+        assert await admin.query_correction_offset(broker.addr, topic, "toolNone", ["toolA"]) == {}
+        assert await admin.resume_check_half_message(half_id) is True
+        assert await admin.resume_check_half_message(plain_id) is False
+        producer = RemotingClient(name="adm-tool-producer")
+        try:
+            hb = HeartbeatData(clientID="127.0.0.1@tool", producerDataSet=[ProducerData(groupName="admToolPG")])
+            assert (await call(producer, broker.addr, RequestCode.HEART_BEAT, body=hb.to_json())).code == RC.SUCCESS
+            table = await admin.get_all_producer_info(broker.addr)
+            assert [p.clientId for p in table.data["admToolPG"]] == ["127.0.0.1@tool"]
+
+            out = await asyncio.to_thread(_mqadmin, "producer", "-b", broker.addr)
+            assert out.returncode == 0, out.stderr
+            assert re.search(r"^producer group \(admToolPG\) instance : clientId=127\.0\.0\.1@tool,remoteIP=/127\.0\.0\.1:"
+                             r"\d+, language=JAVA, version=\d+, lastUpdateTimestamp=\d+$", out.stdout, re.M), out.stdout
+        finally:
+            await producer.close()
+
+    out = await asyncio.to_thread(_mqadmin, "queryCq", "-t", topic, "-q", "1", "-i", "0", "-b", broker.addr)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("Queue data: \nmax: 1, min: 0\n======================================\nidx: 0\n"
+                                 "ConsumeQueueData{physicOffset=")
+    assert f"tagsCode={java_string_hash('TagX')}, extendDataJson='null', bitMap='null', eval=false, msg='null'}}" \
+        in out.stdout
+    out = await asyncio.to_thread(_mqadmin, "queryCq", "-t", topic, "-q", "1", "-i", "0", "-b", broker.addr,
+                                  "-g", "toolOffline")
+    assert f"Filter data: \ntoolOffline@{topic} is not online!\n" in out.stdout
+    out = await asyncio.to_thread(_mqadmin, "queryCq", "-t", topic, "-q", "1", "-i", "7", "-b", broker.addr)
+    assert out.returncode == 1 and f"Index 7 of 1@{topic} is not exist!" in out.stderr
