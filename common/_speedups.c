@@ -475,6 +475,223 @@ done:
     return res;
 }
 
+/* -- writing records ------------------------------------------------------------------------- */
+
+/* Module state: CRC-32 (zlib's polynomial) slice-by-8 tables, built once per module object. */
+typedef struct {
+    uint32_t crc[8][256];
+} speedups_state;
+
+static void crc_init(speedups_state *st)
+{
+    uint32_t i, c;
+    int k;
+
+    for (i = 0; i < 256; i++) {
+        c = i;
+        for (k = 0; k < 8; k++)
+            c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        st->crc[0][i] = c;
+    }
+    for (i = 0; i < 256; i++) {
+        c = st->crc[0][i];
+        for (k = 1; k < 8; k++) {
+            c = st->crc[0][c & 0xFF] ^ (c >> 8);
+            st->crc[k][i] = c;
+        }
+    }
+}
+
+/* zlib.crc32(data) */
+static uint32_t crc32_of(const speedups_state *st, const uint8_t *p, Py_ssize_t n)
+{
+    uint32_t c = 0xFFFFFFFFu;
+
+    while (n >= 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
+        uint32_t hi = (uint32_t)p[4] | ((uint32_t)p[5] << 8) | ((uint32_t)p[6] << 16) | ((uint32_t)p[7] << 24);
+        c = st->crc[7][lo & 0xFF] ^ st->crc[6][(lo >> 8) & 0xFF] ^ st->crc[5][(lo >> 16) & 0xFF] ^
+            st->crc[4][lo >> 24] ^ st->crc[3][hi & 0xFF] ^ st->crc[2][(hi >> 8) & 0xFF] ^
+            st->crc[1][(hi >> 16) & 0xFF] ^ st->crc[0][hi >> 24];
+        p += 8;
+        n -= 8;
+    }
+    while (n-- > 0)
+        c = st->crc[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
+typedef struct {
+    Py_ssize_t bstart, blen, pstart, plen, size, at;
+    int flag;
+} rec_item;
+
+static PyObject *encode_records(PyObject *module, PyObject *args)
+{
+    Py_buffer buf, src, bprops, topic, baddr, saddr;
+    Py_ssize_t pos, nitems, i, fixed, hsize, total_all = 0, p;
+    PyObject *items, *seq = NULL, *positions = NULL, *res = NULL;
+    int queue_id, sys_flag, born_port, store_port, reconsume;
+    long long first_qoff, file_base, born_ts, store_ts, prepared;
+    rec_item *recs = NULL;
+    uint32_t *crcs = NULL;
+    uint8_t *b;
+    const uint8_t *s;
+    const speedups_state *st = (const speedups_state *)PyModule_GetState(module);
+
+    if (!PyArg_ParseTuple(args, "w*ny*Oy*y*iLLiLy*iLy*iiL:encode_records", &buf, &pos, &src, &items, &bprops,
+                          &topic, &queue_id, &first_qoff, &file_base, &sys_flag, &born_ts, &baddr, &born_port,
+                          &store_ts, &saddr, &store_port, &reconsume, &prepared))
+        return NULL;
+    if (pos < 0 || pos > buf.len) {
+        PyErr_SetString(PyExc_IndexError, "record position outside the buffer");
+        goto done;
+    }
+    if (topic.len < 1 || topic.len > 127) {
+        PyErr_SetString(PyExc_ValueError, "topic must be 1..127 bytes");
+        goto done;
+    }
+    if ((baddr.len != 4 && baddr.len != 16) || (saddr.len != 4 && saddr.len != 16)) {
+        PyErr_SetString(PyExc_ValueError, "host addresses must be 4 or 16 bytes");
+        goto done;
+    }
+    if (((sys_flag & BORN_V6) != 0) != (baddr.len == 16) || ((sys_flag & STORE_V6) != 0) != (saddr.len == 16)) {
+        PyErr_SetString(PyExc_ValueError, "sys_flag host bits do not match the address lengths");
+        goto done;
+    }
+    seq = PySequence_Fast(items, "items must be a sequence of tuples");
+    if (seq == NULL)
+        goto done;
+    nitems = PySequence_Fast_GET_SIZE(seq);
+    recs = PyMem_New(rec_item, nitems > 0 ? nitems : 1);
+    crcs = PyMem_New(uint32_t, nitems > 0 ? nitems : 1);
+    if (recs == NULL || crcs == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* TOTAL MAGIC CRC QID FLAG QOFF PHYS SYSFLAG BORNTS | BORNHOST STORETS STOREHOST | RECONSUME PREPARED BODYLEN */
+    hsize = HEAD_SIZE + baddr.len + 4 + 8 + saddr.len + 4 + 16;
+    fixed = hsize + 1 + topic.len + 2;
+    for (i = 0; i < nitems; i++) {
+        PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
+        rec_item *r = &recs[i];
+        Py_ssize_t full;
+
+        if (!PyTuple_Check(it)) {
+            PyErr_SetString(PyExc_TypeError, "items must be tuples");
+            goto done;
+        }
+        if (!PyArg_ParseTuple(it, "nnnni", &r->bstart, &r->blen, &r->pstart, &r->plen, &r->flag))
+            goto done;
+        if (r->bstart < 0 || r->blen < 0 || r->bstart > src.len - r->blen || r->pstart < 0 || r->plen < 0 ||
+            r->pstart > src.len - r->plen) {
+            PyErr_SetString(PyExc_IndexError, "item outside src");
+            goto done;
+        }
+        full = r->plen ? r->plen + (bprops.len ? 1 + bprops.len : 0) : bprops.len;
+        if (full > 0xFFFF) {
+            PyErr_SetString(PyExc_ValueError, "properties longer than 65535 bytes");
+            goto done;
+        }
+        r->size = fixed + r->blen + full;
+        if (r->size > PY_SSIZE_T_MAX - total_all) {
+            PyErr_SetString(PyExc_IndexError, "records do not fit in the buffer");
+            goto done;
+        }
+        total_all += r->size;
+    }
+    if (total_all > buf.len - pos) {
+        PyErr_SetString(PyExc_IndexError, "records do not fit in the buffer");
+        goto done;
+    }
+    positions = PyList_New(nitems);
+    if (positions == NULL)
+        goto done;
+    b = (uint8_t *)buf.buf;
+    s = (const uint8_t *)src.buf;
+    /* payloads first */
+    p = pos;
+    for (i = 0; i < nitems; i++) {
+        rec_item *r = &recs[i];
+        uint8_t *q = b + p + hsize;
+        PyObject *po = PyLong_FromSsize_t(p);
+
+        if (po == NULL)
+            goto done;
+        PyList_SET_ITEM(positions, i, po);
+        r->at = p;
+        crcs[i] = crc32_of(st, s + r->bstart, r->blen) & 0x7FFFFFFFu;
+        memmove(q, s + r->bstart, (size_t)r->blen);
+        q += r->blen;
+        *q++ = (uint8_t)topic.len;
+        memcpy(q, topic.buf, (size_t)topic.len);
+        q += topic.len;
+        if (r->plen) {
+            Py_ssize_t full = r->plen + (bprops.len ? 1 + bprops.len : 0);
+            q[0] = (uint8_t)(full >> 8);
+            q[1] = (uint8_t)full;
+            q += 2;
+            memmove(q, s + r->pstart, (size_t)r->plen);
+            q += r->plen;
+            if (bprops.len) {
+                *q++ = 0x02;
+                memcpy(q, bprops.buf, (size_t)bprops.len);
+            }
+        } else {
+            q[0] = (uint8_t)(bprops.len >> 8);
+            q[1] = (uint8_t)bprops.len;
+            memcpy(q + 2, bprops.buf, (size_t)bprops.len);
+        }
+        p += r->size;
+    }
+    /* then the headers, newest record first */
+    for (i = nitems - 1; i >= 0; i--) {
+        const rec_item *r = &recs[i];
+        Py_ssize_t at = r->at;
+        uint8_t *h = b + at;
+
+        wr_u32(h, (uint32_t)r->size);
+        wr_u32(h + 8, crcs[i]);
+        wr_u32(h + 12, (uint32_t)queue_id);
+        wr_u32(h + 16, (uint32_t)r->flag);
+        wr_u64(h + 20, (uint64_t)first_qoff + (uint64_t)i);
+        wr_u64(h + 28, (uint64_t)file_base + (uint64_t)at);
+        wr_u32(h + 36, (uint32_t)sys_flag);
+        wr_u64(h + 40, (uint64_t)born_ts);
+        h += HEAD_SIZE;
+        memcpy(h, baddr.buf, (size_t)baddr.len);
+        wr_u32(h + baddr.len, (uint32_t)born_port);
+        h += baddr.len + 4;
+        wr_u64(h, (uint64_t)store_ts);
+        memcpy(h + 8, saddr.buf, (size_t)saddr.len);
+        wr_u32(h + 8 + saddr.len, (uint32_t)store_port);
+        h += 8 + saddr.len + 4;
+        wr_u32(h, (uint32_t)reconsume);
+        wr_u64(h + 4, (uint64_t)prepared);
+        wr_u32(h + 12, (uint32_t)r->blen);
+        wr_u32(b + at + 4, (uint32_t)MESSAGE_MAGIC_CODE); /* the magic last */
+    }
+    res = Py_BuildValue("(nO)", pos + total_all, positions);
+done:
+    Py_XDECREF(positions);
+    Py_XDECREF(seq);
+    PyMem_Free(recs);
+    PyMem_Free(crcs);
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&bprops);
+    PyBuffer_Release(&topic);
+    PyBuffer_Release(&baddr);
+    PyBuffer_Release(&saddr);
+    return res;
+}
+
+static int speedups_exec(PyObject *module)
+{
+    crc_init((speedups_state *)PyModule_GetState(module));
+    return 0;
+}
+
 /* -- module ---------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -486,10 +703,14 @@ static PyMethodDef methods[] = {
     {"split_batch", split_batch, METH_O, "split_batch(body) -> list of (bstart, blen, pstart, plen, flag) or error"},
     {"parse_record", (PyCFunction)(void (*)(void))parse_record, METH_VARARGS | METH_KEYWORDS,
      "parse_record(buf, pos, strict=False) -> 20-tuple, or None when not a valid record"},
+    {"encode_records", encode_records, METH_VARARGS,
+     "encode_records(buf, pos, src, items, batch_props, topic, queue_id, first_qoff, file_base, sys_flag, born_ts, "
+     "born_addr, born_port, store_ts, store_addr, store_port, reconsume_times, prepared_offset) -> (end, positions)"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef_Slot slots[] = {
+    {Py_mod_exec, (void *)speedups_exec},
     {0, NULL},
 };
 
@@ -497,7 +718,7 @@ static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
     "common._speedups",
     "Compiled twin of common.speedups (see there for the contracts).",
-    0,
+    sizeof(speedups_state),
     methods,
     slots,
     NULL,

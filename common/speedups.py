@@ -19,6 +19,7 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
   hash and insert many keys.
 * ``split_batch(body)``: the entries of a client batch body.
 * ``parse_record(buf, pos, strict=False)``: one CommitLog record for the reput's DispatchRequest.
+* ``encode_records(buf, pos, src, items, batch_props, topic, ...)``: write v1 records (batch or single put).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import os
 import struct
 import sys
 import types
+import zlib
 from typing import Protocol
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "index_put_keys",
     "split_batch",
     "parse_record",
+    "encode_records",
     "RecordTuple",
     "INDEX_HEADER_SIZE",
     "HASH_SLOT_SIZE",
@@ -100,6 +103,14 @@ class Speedups(Protocol):
 
     def parse_record(self, buf, pos: int, strict: bool = False) -> RecordTuple | None:
         """Parse the CommitLog record at ``pos`` (see :func:`_py_parse_record`)."""
+        ...
+
+    def encode_records(self, buf, pos: int, src, items: list[tuple[int, int, int, int, int]],
+                       batch_props: bytes, topic: bytes, queue_id: int, first_qoff: int, file_base: int,
+                       sys_flag: int, born_ts: int, born_addr: bytes, born_port: int, store_ts: int,
+                       store_addr: bytes, store_port: int, reconsume_times: int,
+                       prepared_offset: int) -> tuple[int, list[int]]:
+        """Write one v1 CommitLog record per item at ``pos`` (see :func:`_py_encode_records`)."""
         ...
 
 
@@ -354,6 +365,112 @@ def _blank(total: int) -> RecordTuple:
     return (total, BLANK_MAGIC_CODE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "", 0, 0, None, None, None, None)
 
 
+# -- writing records ---------------------------------------------------------------------------------
+
+_HDR_FMT = ">iiiiiqqiq{}siq{}siiqi"  # up to BODYLEN; born/store address 4 or 16 bytes
+_HDRS = {(b, s): struct.Struct(_HDR_FMT.format(b, s)) for b in (4, 16) for s in (4, 16)}
+
+
+def _py_encode_records(buf, pos: int, src, items, batch_props: bytes, topic: bytes, queue_id: int,
+                       first_qoff: int, file_base: int, sys_flag: int, born_ts: int, born_addr: bytes,
+                       born_port: int, store_ts: int, store_addr: bytes, store_port: int, reconsume_times: int,
+                       prepared_offset: int) -> tuple[int, list[int]]:
+    """Pure twin of ``encode_records``: write one v1 CommitLog record per item, back to back from ``pos``.
+
+    ``src`` holds the bodies and properties; ``items`` are ``(body_start, body_len,
+    props_start, props_len, flag)`` into it, as :func:`split_batch` returns them for a
+    client batch body (a single put passes ``body + props`` and one item). A record's
+    properties are the item's, then ``\x02`` + ``batch_props`` when both are non-empty
+    (only ``batch_props`` when the item has none). Record ``i`` gets queue offset
+    ``first_qoff + i``, physical offset ``file_base + its position``, BODYCRC
+    ``crc32(body) & 0x7FFFFFFF`` and the shared header fields given. Addresses are 4
+    (IPv4) or 16 (IPv6) bytes and must agree with sys_flag bits 0x10/0x20.
+
+    Payloads are written first and the headers (TOTALSIZE, MAGIC) last, newest record
+    first, so a torn write never looks like a whole record. Everything is validated
+    before the first byte is written: IndexError when ``pos`` or the records fall
+    outside ``buf`` or an item outside ``src``; ValueError for a topic not 1..127
+    bytes, a bad address or properties over 65535 bytes; OverflowError for a field out
+    of its Java type's range. Returns ``(end, positions)``: the position after the
+    last record and each record's position in ``buf``. Input checks RocketMQ makes
+    (NUL or non-UTF-8 properties, 32767-byte properties, file room) stay the caller's.
+    """
+    if isinstance(buf, (bytes, str)):
+        raise TypeError("buf must be a writable buffer")
+    n = len(buf)
+    if pos < 0 or pos > n:
+        raise IndexError("record position outside the buffer")
+    tlen = len(topic)
+    if not 1 <= tlen <= 127:
+        raise ValueError("topic must be 1..127 bytes")
+    bl, sl = len(born_addr), len(store_addr)
+    if bl not in (4, 16) or sl not in (4, 16):
+        raise ValueError("host addresses must be 4 or 16 bytes")
+    if bool(sys_flag & _BORN_V6) != (bl == 16) or bool(sys_flag & _STORE_V6) != (sl == 16):
+        raise ValueError("sys_flag host bits do not match the address lengths")
+    hdr = _HDRS[(bl, sl)]
+    try:
+        hdr.pack(0, 0, 0, queue_id, 0, first_qoff, file_base, sys_flag, born_ts, born_addr, born_port, store_ts,
+                 store_addr, store_port, reconsume_times, prepared_offset, 0)
+    except struct.error as e:
+        raise OverflowError(str(e)) from None
+    bp_len = len(batch_props)
+    src_len = len(src)
+    fixed = hdr.size + 1 + tlen + 2
+    sizes = []
+    total_all = 0
+    for it in items:
+        if type(it) is not tuple or len(it) != 5:
+            raise TypeError("items must be 5-tuples")
+        bstart, blen, pstart, plen, flag = it
+        if (bstart < 0 or blen < 0 or bstart + blen > src_len or pstart < 0 or plen < 0
+                or pstart + plen > src_len):
+            raise IndexError("item outside src")
+        if not -0x80000000 <= flag <= 0x7FFFFFFF:
+            raise OverflowError("flag is not a signed 32-bit value")
+        full = plen + (1 + bp_len if bp_len else 0) if plen else bp_len
+        if full > 0xFFFF:
+            raise ValueError("properties longer than 65535 bytes")
+        size = fixed + blen + full
+        sizes.append(size)
+        total_all += size
+    if total_all > n - pos:
+        raise IndexError("records do not fit in the buffer")
+    mv = memoryview(src)
+    try:
+        positions = []
+        crcs = []
+        p0 = pos
+        tail = (b"\x02" + batch_props) if bp_len else b""
+        for (bstart, blen, pstart, plen, _flag), size in zip(items, sizes, strict=True):
+            positions.append(p0)
+            body = mv[bstart : bstart + blen]
+            crcs.append(zlib.crc32(body) & 0x7FFFFFFF)
+            p = p0 + hdr.size
+            buf[p : p + blen] = body
+            p += blen
+            buf[p] = tlen
+            buf[p + 1 : p + 1 + tlen] = topic
+            p += 1 + tlen
+            if plen:
+                _U16.pack_into(buf, p, plen + len(tail))
+                buf[p + 2 : p + 2 + plen] = mv[pstart : pstart + plen]
+                buf[p + 2 + plen : p0 + size] = tail
+            else:
+                _U16.pack_into(buf, p, bp_len)
+                buf[p + 2 : p0 + size] = batch_props
+            p0 += size
+    finally:
+        mv.release()
+    for i in range(len(positions) - 1, -1, -1):
+        p = positions[i]
+        it = items[i]
+        hdr.pack_into(buf, p, sizes[i], MESSAGE_MAGIC_CODE, crcs[i], queue_id, it[4], first_qoff + i, file_base + p,
+                      sys_flag, born_ts, born_addr, born_port, store_ts, store_addr, store_port, reconsume_times,
+                      prepared_offset, it[1])
+    return pos + total_all, positions
+
+
 # -- the loader ----------------------------------------------------------------------------------
 
 pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
@@ -362,6 +479,7 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     index_put_keys=_py_index_put_keys,
     split_batch=_py_split_batch,
     parse_record=_py_parse_record,
+    encode_records=_py_encode_records,
 )
 
 compiled: Speedups | None
@@ -378,3 +496,4 @@ index_put = _impl.index_put
 index_put_keys = _impl.index_put_keys
 split_batch = _impl.split_batch
 parse_record = _impl.parse_record
+encode_records = _impl.encode_records

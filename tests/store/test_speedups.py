@@ -515,3 +515,126 @@ def test_parse_record_reads_every_golden_record(twin):
             seen += 1
             pos += t[0]
     assert seen == len(manifest)
+
+
+# -- encode_records --------------------------------------------------------------------------------
+
+V4, V6 = b"\x7f\x00\x00\x01", bytes(15) + b"\x01"
+
+
+def encode_args(src, items, batch_props=b"", topic=b"TopicA", *, born_v6=False, store_v6=False,
+                qoff=77, file_base=0):
+    """encode_records arguments matching encode_record()'s fixed header fields."""
+    sys_flag = (0x10 if born_v6 else 0) | (0x20 if store_v6 else 0)
+    born = bytes(16) if born_v6 else V4
+    return (src, items, batch_props, topic, 3, qoff, file_base, sys_flag, 1_700_000_000_000, born, 4000,
+            1_700_000_000_123, V6 if store_v6 else V4, 10911, 0, 9)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+@pytest.mark.parametrize("born_v6", [False, True])
+@pytest.mark.parametrize("store_v6", [False, True])
+@pytest.mark.parametrize("batch_props", [b"", b"WAIT\x01true\x02CLUSTER\x01c"])
+def test_encode_records_writes_what_rocketmq_writes(twin, born_v6, store_v6, batch_props):
+    parts = [(b"hello", b"KEYS\x01k1\x02TAGS\x01t", 5), (b"", b"", 5), (bytes(range(256)) * 4, b"x\x01y", 5)]
+    src = batch_entry(*parts[0]) + batch_entry(*parts[1]) + batch_entry(*parts[2])
+    items = twin.split_batch(src)
+    buf = bytearray(9000)
+    end, positions = twin.encode_records(buf, 100, *encode_args(src, items, batch_props, born_v6=born_v6,
+                                                                 store_v6=store_v6, file_base=4096))
+    expected = b""
+    for i, (body, props, _flag) in enumerate(parts):
+        full = props + b"\x02" + batch_props if props and batch_props else props or batch_props
+        assert positions[i] == 100 + len(expected)
+        expected += encode_record(body=body, raw_props=full, born_v6=born_v6, store_v6=store_v6, qoff=77 + i,
+                                  phys=4096 + positions[i])
+    assert end == 100 + len(expected)
+    assert bytes(buf[100:end]) == expected
+    assert buf[:100] == bytes(100) and buf[end:] == bytes(len(buf) - end)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_encode_records_single_put_and_round_trip(twin):
+    body, props = b"payload" * 100, "TAGS\x01TagA\x02KEYS\x01a b\x02UNIQ_KEY\x01U1"
+    src = body + props.encode()
+    buf = bytearray(2000)
+    end, (p,) = twin.encode_records(buf, 0, *encode_args(src, [(0, len(body), len(body), len(src) - len(body), 0)]))
+    t = twin.parse_record(buf, p)
+    assert t[0] == end and t[13] == "TopicA" and buf[t[11] : t[11] + t[12]] == body
+    assert t[2] == zlib.crc32(body) & 0x7FFFFFFF
+    assert t[16:19] == ("TagA", "a b", "U1")
+    assert twin.encode_records(buf, end, *encode_args(src, [])) == (end, [])
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_encode_records_bad_input_raises_and_writes_nothing(twin):
+    src = batch_entry(b"abc", b"k\x01v")
+    items = twin.split_batch(src)
+    buf = bytearray(500)
+    good = encode_args(src, items)
+
+    def call(args, b=buf, pos=0):
+        return twin.encode_records(b, pos, *args)
+
+    def replace(i, v):
+        a = list(good)
+        a[i] = v
+        return tuple(a)
+
+    with pytest.raises(IndexError):
+        call(good, pos=501)
+    with pytest.raises(IndexError):
+        call(good, pos=-1)
+    with pytest.raises(IndexError):
+        call(good, pos=450)  # does not fit
+    with pytest.raises(IndexError):
+        call(good, b=bytearray(90))
+    with pytest.raises(IndexError):
+        call(replace(1, [(0, 10, 0, 100, 0)]))  # props outside src
+    with pytest.raises(IndexError):
+        call(replace(1, [(-1, 2, 0, 0, 0)]))
+    with pytest.raises(ValueError):
+        call(replace(3, b""))
+    with pytest.raises(ValueError):
+        call(replace(3, b"t" * 128))
+    with pytest.raises(ValueError):
+        call(replace(9, b"\x01\x02"))  # born address length
+    with pytest.raises(ValueError):
+        call(replace(7, 0x10))  # IPv6 bit for an IPv4 address
+    with pytest.raises(ValueError):
+        call(replace(2, b"x" * 70000))
+    with pytest.raises(OverflowError):
+        call(replace(4, 2**31))
+    with pytest.raises(TypeError):
+        call(replace(1, [[0, 1, 0, 0, 0]]))
+    with pytest.raises(TypeError):
+        call(good, b=bytes(500))
+    assert buf == bytearray(500)
+
+
+@needs_compiled
+def test_encode_records_twins_agree_on_random_batches(tmp_path):
+    rnd = random.Random(8)
+    path = tmp_path / "cl"
+    path.write_bytes(bytes(1 << 16))
+    with open(path, "r+b") as fh, mmap.mmap(fh.fileno(), 1 << 16) as mm:
+        for _ in range(200):
+            src = b"".join(batch_entry(rnd.randbytes(rnd.randint(0, 300)),
+                                       rnd.choice([b"", b"KEYS\x01k", "TAGS\x01ключ".encode()]), rnd.randint(-5, 5))
+                           for _ in range(rnd.randint(0, 6)))
+            items = speedups.pure.split_batch(src)
+            args = encode_args(src, items, rnd.choice([b"", b"A\x01b"]), "主题".encode(),
+                               born_v6=rnd.random() < 0.5, store_v6=rnd.random() < 0.5,
+                               qoff=rnd.randint(0, 2**40), file_base=rnd.randint(0, 2**40))
+            pos = rnd.randint(0, 100)
+            a = bytearray(8000)
+            ra = speedups.pure.encode_records(a, pos, *args)
+            mm[:8000] = bytes(8000)
+            rb = speedups.compiled.encode_records(mm, pos, *args)
+            assert ra == rb and bytes(a) == mm[:8000]
+            p = pos
+            for (bs, bl, _ps, _pl, flag), at in zip(items, ra[1], strict=True):
+                t = speedups.compiled.parse_record(mm, at)
+                assert at == p and t[4] == flag and mm[t[11] : t[11] + t[12]] == src[bs : bs + bl]
+                p += t[0]
+            assert p == ra[0]
