@@ -2,6 +2,7 @@
 
 Usage: .venv/bin/python bench/bench_index.py [--records N] [--queries N] [--slots N] [--entries N]
 
+Prints which common.speedups twin is in use (ROCKETMQ_PY_PURE=1 forces the pure one).
 Runs on a temporary directory with RocketMQ's default geometry unless told
 otherwise (the 420 MB file is sparse). Prints its figures; asserts nothing.
 """
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from common import speedups  # noqa: E402
 from store.config import MessageStoreConfig  # noqa: E402
 from store.index_service import IndexService  # noqa: E402
 
@@ -70,6 +72,8 @@ def main() -> None:
         hq_s = time.perf_counter() - start
         files = svc.file_count
         svc.shutdown()
+    print(f"common.speedups: {'compiled' if speedups.IS_COMPILED else 'pure-Python'} twin "
+          "(ROCKETMQ_PY_PURE=1 forces the pure one)")
     print(f"geometry: {a.slots} slots x {a.entries} entries, {files} file(s)")
     print(f"build_index: {a.records} records ({keys} keys) in {put_s:.2f} s = "
           f"{a.records / put_s:,.0f} records/s, {keys / put_s:,.0f} keys/s")
