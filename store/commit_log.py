@@ -20,10 +20,12 @@ from __future__ import annotations
 import logging
 import struct
 import zlib
+from collections import deque
 from collections.abc import Callable
 
 import construct as cs
 
+from common import speedups
 from common.mapped_file import MappedFile, MappedFileQueue
 from common.message import (
     BLANK_MAGIC_CODE,
@@ -69,6 +71,13 @@ _STORE_V6 = MessageSysFlag.STOREHOSTADDRESS_V6
 _TX_MASK = MessageSysFlag.TRANSACTION_MASK
 _TX_PREPARED = MessageSysFlag.TRANSACTION_PREPARED_TYPE
 _TX_ROLLBACK = MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
+_NOT_V6 = ~(_BORN_V6 | _STORE_V6)
+_APPEND_OK = AppendMessageStatus.PUT_OK
+PREPARED_DISPATCH_CAPACITY = 65536
+# the compiled record parser; the pure twin is slower than the inlined Python below, so not used
+_parse_record = speedups.parse_record if speedups.IS_COMPILED else None
+# the compiled batch encoder when it exists (the pure twin is no faster than CommitLog._encode_batch)
+_encode_records = getattr(speedups, "encode_records", None) if speedups.IS_COMPILED else None
 
 # -- the record, declared once with construct (documentation + cross-check) ----
 
@@ -154,17 +163,18 @@ class TagsCodeCalculator:
         return h
 
     def __call__(self, topic: str, props: dict[str, str], store_timestamp: int) -> int:
-        if topic == SCHEDULE_TOPIC:
-            level_s = props.get(MessageConst.DELAY)
-            if level_s:
-                try:
-                    level = int(level_s)
-                except ValueError:
-                    level = 0
-                if level > 0 and self._delays:
-                    level = min(level, len(self._delays))
-                    return store_timestamp + self._delays[level - 1]
-        tags = props.get(MessageConst.TAGS)
+        return self.of(topic, props.get(MessageConst.TAGS), props.get(MessageConst.DELAY), store_timestamp)
+
+    def of(self, topic: str, tags: str | None, delay: str | None, store_timestamp: int) -> int:
+        """The tag code from the TAGS and DELAY property values (None or "" when absent)."""
+        if delay and topic == SCHEDULE_TOPIC:
+            try:
+                level = int(delay)
+            except ValueError:
+                level = 0
+            if level > 0 and self._delays:
+                level = min(level, len(self._delays))
+                return store_timestamp + self._delays[level - 1]
         if tags:
             return self.tags_hash(tags)
         return 0
@@ -214,7 +224,15 @@ class CommitLog:
         self.topic_queue_table: dict[str, int] = {}
         self.tags_code = tags_code or TagsCodeCalculator(config.delay_levels_ms())
         self._addr_cache: dict[str, bytes] = {}
-        self._msg_id_prefix_cache: dict[tuple[str, int], str] = {}
+        self._prefix_cache: dict[tuple[str, int], str] = {}
+        self._topic_cache: dict[str, bytes] = {}
+        self._key_cache: dict[str, dict[int, str]] = {}
+        # Prepared dispatch: the DispatchRequests of the records appended here, oldest first,
+        # for the ReputMessageService to take instead of parsing the records back. None until
+        # enable_prepared_dispatch() (the store does it when its reput consumes them); bounded:
+        # once full, the reput parses the records that did not fit.
+        self.prepared: deque[DispatchRequest] | None = None
+        self.prepared_capacity = PREPARED_DISPATCH_CAPACITY
         self.begin_time_in_lock = 0
 
     # -- lifecycle ------------------------------------------------------------
@@ -227,6 +245,8 @@ class CommitLog:
 
     def destroy(self) -> None:
         self.mapped_file_queue.destroy()
+        if self.prepared:
+            self.prepared.clear()
 
     # -- offsets ----------------------------------------------------------------
 
@@ -269,10 +289,12 @@ class CommitLog:
         return b
 
     def _msg_id_prefix(self, store_host: tuple[str, int]) -> str:
-        prefix = self._msg_id_prefix_cache.get(store_host)
+        prefix = self._prefix_cache.get(store_host)
         if prefix is None:
             prefix = (host_to_bytes(store_host) + _I32.pack(store_host[1])).hex().upper()
-            self._msg_id_prefix_cache[store_host] = prefix
+            if len(self._prefix_cache) > 10_000:
+                self._prefix_cache.clear()
+            self._prefix_cache[store_host] = prefix
         return prefix
 
     def _msg_id(self, store_host: tuple[str, int], phys: int) -> str:
@@ -280,6 +302,11 @@ class CommitLog:
 
     def _last_file_for(self, total: int) -> MappedFile | None:
         """The file to append ``total`` bytes to; writes the BLANK record and rolls when needed."""
+        files = self.mapped_file_queue.mapped_files
+        if files:
+            mf = files[-1]
+            if mf.wrote_position + total + END_FILE_MIN_BLANK_LENGTH <= mf.file_size:
+                return mf  # the usual case: room in the last file
         q = self.mapped_file_queue
         mf = q.get_last_mapped_file_or_create(0)
         if mf is None:
@@ -291,58 +318,126 @@ class CommitLog:
             mf = q.get_last_mapped_file_or_create(0)
         return mf
 
+    def _topic_bytes(self, topic: str) -> bytes | None:
+        """The encoded topic, cached; None when its length is not 1..127 bytes."""
+        b = topic.encode("utf-8")
+        if not 0 < len(b) <= MAX_TOPIC_BYTES:
+            return None
+        if len(self._topic_cache) > 10_000:
+            self._topic_cache.clear()
+        self._topic_cache[topic] = b
+        return b
+
+    def _queue_key(self, topic: str, queue_id: int) -> str:
+        """``topic-queueId``, the key of :attr:`topic_queue_table` (cached per topic and queue)."""
+        per_topic = self._key_cache.get(topic)
+        if per_topic is None:
+            if len(self._key_cache) > 10_000:
+                self._key_cache.clear()
+            per_topic = self._key_cache[topic] = {}
+        key = per_topic[queue_id] = f"{topic}-{queue_id}"
+        return key
+
+    # -- prepared dispatch ---------------------------------------------------------
+
+    def enable_prepared_dispatch(self, capacity: int = PREPARED_DISPATCH_CAPACITY) -> None:
+        """Let appends leave their DispatchRequest for the reput (see :attr:`prepared`)."""
+        self.prepared = deque()
+        self.prepared_capacity = capacity
+
+    def dispatch_fields(self, topic: str, props_s: str, store_ts: int) -> tuple[int, str, str | None]:
+        """(tags code, KEYS, UNIQ_KEY) of a record, from its stored properties string.
+
+        The one place both the append (prepared requests) and the parse compute them,
+        so the two dispatch paths cannot disagree.
+        """
+        if not props_s:
+            return 0, "", None
+        if topic == SCHEDULE_TOPIC:
+            tags_code = self.tags_code(topic, string_to_properties(props_s), store_ts)
+        else:
+            tags = _prop(props_s, _TAGS_NAME)
+            tags_code = self.tags_code.tags_hash(tags) if tags else 0
+        return tags_code, _prop(props_s, _KEYS_NAME) or "", _prop(props_s, _UNIQ_NAME)
+
     # -- append -------------------------------------------------------------------
 
     def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Append one record; stamps store time, physical and queue offset into ``msg``."""
+        return self._put(msg, now_ms())
+
+    def put_message_list(self, msgs: list[MessageExtBrokerInner]) -> list[PutMessageResult]:
+        """Append each message as :meth:`put_message` would, with one store timestamp for all.
+
+        Each message gets its own result; an illegal one fails alone. A subclass that
+        overrides :meth:`put_message` (DLedger) gets one call of it per message.
+        """
+        if type(self).put_message is not CommitLog.put_message:
+            return [self.put_message(m) for m in msgs]
+        now = now_ms()
+        put = self._put
+        return [put(m, now) for m in msgs]
+
+    def _put(self, msg: MessageExtBrokerInner, now: int) -> PutMessageResult:
         body = msg.body
         body_len = len(body)
         if body_len > self.config.maxMessageSize:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL,
-                                    remark=f"message body size {body_len} exceeds maxMessageSize")
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None,
+                                    f"message body size {body_len} exceeds maxMessageSize")
         topic = msg.topic
-        topic_b = topic.encode("utf-8")
+        topic_b = self._topic_cache.get(topic) or self._topic_bytes(topic)
+        if topic_b is None:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "topic length must be 1..127 bytes")
         topic_len = len(topic_b)
-        if topic_len > MAX_TOPIC_BYTES or topic_len == 0:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="topic length must be 1..127 bytes")
-        props_b = msg.properties_bytes()
+        props_s = msg.properties_string
+        if not props_s and msg.properties:
+            props_b = msg.properties_bytes()
+            props_s = msg.properties_string
+        else:
+            props_b = props_s.encode("utf-8")
         props_len = len(props_b)
         if props_len > MAX_PROPERTIES_BYTES:
-            return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
-                                    remark=f"properties size {props_len} exceeds 32767")
+            return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, None,
+                                    f"properties size {props_len} exceeds 32767")
         if b"\x00" in props_b:
             # recovery treats NUL in properties as the trace of a torn record
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="properties contain NUL")
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "properties contain NUL")
         born = msg.born_host
         store = msg.store_host
-        born_a = self._addr(born[0])
-        store_a = self._addr(store[0])
+        addrs = self._addr_cache
+        born_a = addrs.get(born[0]) or self._addr(born[0])
+        store_a = addrs.get(store[0]) or self._addr(store[0])
         sys_flag = msg.sys_flag
-        bv6 = len(born_a) == 16
-        sv6 = len(store_a) == 16
-        sys_flag = (sys_flag | _BORN_V6) if bv6 else (sys_flag & ~_BORN_V6)
-        sys_flag = (sys_flag | _STORE_V6) if sv6 else (sys_flag & ~_STORE_V6)
-        total = _MIN_RECORD + body_len + topic_len + props_len + (12 if bv6 else 0) + (12 if sv6 else 0)
+        if len(born_a) == 4 and len(store_a) == 4:
+            sys_flag &= _NOT_V6
+            hdr = _HDR44
+            total = _MIN_RECORD + body_len + topic_len + props_len
+        else:
+            bv6 = len(born_a) == 16
+            sv6 = len(store_a) == 16
+            sys_flag = (sys_flag | _BORN_V6) if bv6 else (sys_flag & ~_BORN_V6)
+            sys_flag = (sys_flag | _STORE_V6) if sv6 else (sys_flag & ~_STORE_V6)
+            hdr = _HEADERS[(bv6, sv6)]
+            total = _MIN_RECORD + body_len + topic_len + props_len + (12 if bv6 else 0) + (12 if sv6 else 0)
         if total + END_FILE_MIN_BLANK_LENGTH > self.file_size:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="message larger than a commit-log file")
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "message larger than a commit-log file")
         crc = msg.body_crc
         if crc < 0:
             crc = zlib.crc32(body) & 0x7FFFFFFF
         mf = self._last_file_for(total)
         if mf is None:
-            return PutMessageResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED, remark="create mapped file failed")
+            return PutMessageResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED, None, "create mapped file failed")
         tx = sys_flag & _TX_MASK
         qid = msg.queue_id
-        key = f"{topic}-{qid}"
-        if tx == _TX_PREPARED or tx == _TX_ROLLBACK:
-            qoff = 0
-        else:
-            qoff = self.topic_queue_table.get(key, 0)
+        per_topic = self._key_cache.get(topic)
+        key = per_topic.get(qid) if per_topic is not None else None
+        if key is None:
+            key = self._queue_key(topic, qid)
+        counts = tx != _TX_PREPARED and tx != _TX_ROLLBACK
+        qoff = self.topic_queue_table.get(key, 0) if counts else 0
         mm = mf.mm
         pos = mf.wrote_position
         phys = mf.file_from_offset + pos
-        now = now_ms()
-        hdr = _HEADERS[(bv6, sv6)]
         p = pos + hdr.size
         # payload first, header (TOTALSIZE/MAGIC) last: a torn append never looks whole
         mm[p : p + body_len] = body
@@ -354,23 +449,37 @@ class CommitLog:
         _I16.pack_into(mm, p, props_len)
         if props_len:
             mm[p + 2 : p + 2 + props_len] = props_b
+        prepared = msg.prepared_transaction_offset
         hdr.pack_into(
             mm, pos, total, MESSAGE_MAGIC_CODE, crc, qid, msg.flag, qoff, phys, sys_flag,
             msg.born_timestamp, born_a, born[1], now, store_a, store[1],
-            msg.reconsume_times, msg.prepared_transaction_offset, body_len,
+            msg.reconsume_times, prepared, body_len,
         )
         mf.wrote_position = mf.committed_position = pos + total
         mf.store_timestamp = now
-        if tx != _TX_PREPARED and tx != _TX_ROLLBACK:
+        if counts:
             self.topic_queue_table[key] = qoff + 1
         msg.store_timestamp = now
         msg.queue_offset = qoff
         msg.commit_log_offset = phys
         msg.sys_flag = sys_flag
+        queue = self.prepared
+        if queue is not None and len(queue) < self.prepared_capacity:
+            if _parse_record is not None:
+                # the compiled parser finds TAGS/KEYS/UNIQ_KEY/DELAY in the record just written
+                # faster than Python finds them in the string
+                f = _parse_record(mm, pos)
+                tags_code = self.tags_code.of(topic, f[16], f[19], now)
+                keys = f[17] or ""
+                uniq = f[18]
+            else:
+                tags_code, keys, uniq = self.dispatch_fields(topic, props_s, now)
+            queue.append(DispatchRequest(topic, qid, phys, total, tags_code, now, qoff, keys, uniq, sys_flag,
+                                         prepared, None, True, None, props_s))
+        prefix = self._prefix_cache.get(store) or self._msg_id_prefix(store)
         return PutMessageResult(
             PutMessageStatus.PUT_OK,
-            AppendMessageResult(AppendMessageStatus.PUT_OK, phys, total, "", now, qoff, 1,
-                                msg_id_prefix=self._msg_id_prefix(store)),
+            AppendMessageResult(_APPEND_OK, phys, total, "", now, qoff, 1, 0, msg_id_prefix=prefix),
         )
 
     @staticmethod
@@ -402,25 +511,27 @@ class CommitLog:
         """Append every message of a client batch body as consecutive records in one file."""
         tx = batch.sys_flag & _TX_MASK
         if tx != MessageSysFlag.TRANSACTION_NOT_TYPE:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="batch messages cannot be transactional")
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "batch messages cannot be transactional")
         src = batch.body
         if len(src) > self.config.maxMessageSize:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="batch body exceeds maxMessageSize")
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "batch body exceeds maxMessageSize")
         if not isinstance(src, bytes):
             src = bytes(src)
-        items = self._split_batch(src)
+        items = _split_batch(src)
         if isinstance(items, str):
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark=f"bad batch body: {items}")
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, f"bad batch body: {items}")
         if not items:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="empty batch")
-        topic_b = batch.topic.encode("utf-8")
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "empty batch")
+        topic = batch.topic
+        topic_b = self._topic_cache.get(topic) or self._topic_bytes(topic)
+        if topic_b is None:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "topic length must be 1..127 bytes")
         topic_len = len(topic_b)
-        if topic_len > MAX_TOPIC_BYTES or topic_len == 0:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="topic length must be 1..127 bytes")
         batch_props = batch.properties_bytes()
         if b"\x00" in batch_props:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="properties contain NUL")
-        sep_len = 1 if batch_props else 0
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "properties contain NUL")
+        bp_len = len(batch_props)
+        tail_len = bp_len + 1 if bp_len else 0
         born, store = batch.born_host, batch.store_host
         born_a, store_a = self._addr(born[0]), self._addr(store[0])
         bv6, sv6 = len(born_a) == 16, len(store_a) == 16
@@ -428,40 +539,105 @@ class CommitLog:
         sys_flag = (sys_flag | _BORN_V6) if bv6 else (sys_flag & ~_BORN_V6)
         sys_flag = (sys_flag | _STORE_V6) if sv6 else (sys_flag & ~_STORE_V6)
         fixed = _MIN_RECORD + topic_len + (12 if bv6 else 0) + (12 if sv6 else 0)
+        # the stored properties of each entry (prepared dispatch needs them as text too)
+        queue = self.prepared
+        prepare = queue is not None and len(queue) + len(items) <= self.prepared_capacity
+        props_texts: list[str] = []
         total_all = 0
+        batch_tail = (PROPERTY_SEPARATOR + batch.properties_string) if bp_len else ""
         for _bstart, blen, pstart, plen, _flag in items:
             if plen:
                 # stored bytes must parse back: UTF-8, and no NUL (the recovery's torn-record signature)
                 if src.find(b"\x00", pstart, pstart + plen) >= 0:
-                    return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="batch properties contain NUL")
+                    return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "batch properties contain NUL")
                 try:
-                    str(src[pstart : pstart + plen], "utf-8")
+                    text = str(src[pstart : pstart + plen], "utf-8")
                 except UnicodeDecodeError:
-                    return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="batch properties not UTF-8")
-            full_plen = plen + sep_len + len(batch_props) if plen else len(batch_props)
+                    return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "batch properties not UTF-8")
+                full_plen = plen + tail_len
+                if prepare:
+                    props_texts.append(text + batch_tail)
+            else:
+                full_plen = bp_len
+                if prepare:
+                    props_texts.append(batch.properties_string)
             if full_plen > MAX_PROPERTIES_BYTES:
-                return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
-                                        remark="properties of a batch message exceed 32767 bytes")
+                return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, None,
+                                        "properties of a batch message exceed 32767 bytes")
             total_all += fixed + blen + full_plen
         if total_all + END_FILE_MIN_BLANK_LENGTH > self.file_size:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="batch larger than a commit-log file")
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "batch larger than a commit-log file")
         mf = self._last_file_for(total_all)
         if mf is None:
-            return PutMessageResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED, remark="create mapped file failed")
-        key = f"{batch.topic}-{batch.queue_id}"
-        first_qoff = qoff = self.topic_queue_table.get(key, 0)
+            return PutMessageResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED, None, "create mapped file failed")
+        qid = batch.queue_id
+        per_topic = self._key_cache.get(topic)
+        key = per_topic.get(qid) if per_topic is not None else None
+        if key is None:
+            key = self._queue_key(topic, qid)
+        first_qoff = self.topic_queue_table.get(key, 0)
         mm = mf.mm
-        start = pos = mf.wrote_position
+        start = mf.wrote_position
         base = mf.file_from_offset
         now = now_ms()
-        hdr = _HEADERS[(bv6, sv6)]
+        if _encode_records is not None:
+            end, positions = _encode_records(
+                mm, start, src, items, batch_props, topic_b, qid, first_qoff, base, sys_flag,
+                batch.born_timestamp, born_a, born[1], now, store_a, store[1], batch.reconsume_times,
+                batch.prepared_transaction_offset)
+        else:
+            end, positions = self._encode_batch(mm, start, src, items, batch_props, topic_b, qid, first_qoff, base,
+                                                sys_flag, batch, born_a, born[1], now, store_a, store[1])
+        n = len(positions)
+        mf.wrote_position = mf.committed_position = end
+        mf.store_timestamp = now
+        self.topic_queue_table[key] = first_qoff + n
+        batch.store_timestamp = now
+        batch.queue_offset = first_qoff
+        batch.commit_log_offset = base + start
+        batch.sys_flag = sys_flag
+        if prepare:
+            prep_off = batch.prepared_transaction_offset
+            of = self.tags_code.of
+            positions.append(end)
+            for i in range(n):
+                pos = positions[i]
+                props_s = props_texts[i]
+                if _parse_record is not None:
+                    f = _parse_record(mm, pos)
+                    tags_code = of(topic, f[16], f[19], now)
+                    keys = f[17] or ""
+                    uniq = f[18]
+                else:
+                    tags_code, keys, uniq = self.dispatch_fields(topic, props_s, now)
+                queue.append(DispatchRequest(topic, qid, base + pos, positions[i + 1] - pos, tags_code, now,
+                                             first_qoff + i, keys, uniq, sys_flag, prep_off, None, True, None,
+                                             props_s))
+            positions.pop()
+        prefix = self._msg_id_prefix(store)
+        ids = ",".join([f"{prefix}{base + p:016X}" for p in positions])
+        return PutMessageResult(
+            PutMessageStatus.PUT_OK,
+            AppendMessageResult(_APPEND_OK, base + start, end - start, ids, now, first_qoff, n),
+        )
+
+    @staticmethod
+    def _encode_batch(mm, start: int, src: bytes, items, batch_props: bytes, topic_b: bytes, qid: int,
+                      first_qoff: int, base: int, sys_flag: int, batch: MessageExtBatch, born_a: bytes,
+                      born_port: int, now: int, store_a: bytes, store_port: int) -> tuple[int, list[int]]:
+        """Write the records of a batch from ``start``: payloads first, then the headers last to first."""
+        hdr = _HEADERS[(len(born_a) == 16, len(store_a) == 16)]
         hsize = hdr.size
+        topic_len = len(topic_b)
         tail_props = (PROPERTY_SEPARATOR.encode() + batch_props) if batch_props else b""
+        mv = memoryview(src)
         headers = []
-        # payload of every record first, then the headers last to first
+        pos = start
+        qoff = first_qoff
+        crc32 = zlib.crc32
         for bstart, blen, pstart, plen, flag in items:
             p = pos + hsize
-            body = src[bstart : bstart + blen]
+            body = mv[bstart : bstart + blen]
             mm[p : p + blen] = body
             p += blen
             mm[p] = topic_len
@@ -470,36 +646,22 @@ class CommitLog:
             if plen:
                 full_plen = plen + len(tail_props)
                 _I16.pack_into(mm, p, full_plen)
-                mm[p + 2 : p + 2 + plen] = src[pstart : pstart + plen]
+                mm[p + 2 : p + 2 + plen] = mv[pstart : pstart + plen]
                 mm[p + 2 + plen : p + 2 + full_plen] = tail_props
             else:
                 full_plen = len(batch_props)
                 _I16.pack_into(mm, p, full_plen)
                 mm[p + 2 : p + 2 + full_plen] = batch_props
             size = p + 2 + full_plen - pos
-            headers.append((pos, size, zlib.crc32(body) & 0x7FFFFFFF, flag, qoff, blen))
+            headers.append((pos, size, crc32(body) & 0x7FFFFFFF, flag, qoff, blen))
             pos += size
             qoff += 1
+        born_ts, reconsume, prepared = batch.born_timestamp, batch.reconsume_times, batch.prepared_transaction_offset
         for hpos, size, crc, flag, q, bl in reversed(headers):
-            hdr.pack_into(
-                mm, hpos, size, MESSAGE_MAGIC_CODE, crc, batch.queue_id, flag, q, base + hpos, sys_flag,
-                batch.born_timestamp, born_a, born[1], now, store_a, store[1],
-                batch.reconsume_times, batch.prepared_transaction_offset, bl,
-            )
-        mf.wrote_position = mf.committed_position = pos
-        mf.store_timestamp = now
-        self.topic_queue_table[key] = qoff
-        batch.store_timestamp = now
-        batch.queue_offset = first_qoff
-        batch.commit_log_offset = base + start
-        batch.sys_flag = sys_flag
-        prefix = self._msg_id_prefix(store)
-        ids = ",".join([f"{prefix}{base + h[0]:016X}" for h in headers])
-        return PutMessageResult(
-            PutMessageStatus.PUT_OK,
-            AppendMessageResult(AppendMessageStatus.PUT_OK, base + start, pos - start, ids, now,
-                                first_qoff, len(headers)),
-        )
+            hdr.pack_into(mm, hpos, size, MESSAGE_MAGIC_CODE, crc, qid, flag, q, base + hpos, sys_flag,
+                          born_ts, born_a, born_port, now, store_a, store_port, reconsume, prepared, bl)
+        mv.release()
+        return pos, [h[0] for h in headers]
 
     def append_data(self, start_offset: int, data: bytes | memoryview) -> bool:
         """Append raw CommitLog bytes at ``start_offset`` (replication); False unless it is the end."""
@@ -558,6 +720,8 @@ class CommitLog:
         the bytes are not a valid record. ``strict`` (recovery) also rejects NUL
         bytes in topic/properties, the trace of a record cut short.
         """
+        if _parse_record is not None:
+            return self._check_compiled(mv, pos, base_offset, check_crc, strict)
         n = len(mv)
         try:
             # the common IPv4/IPv4 layout in one unpack of just the fields dispatch needs
@@ -609,31 +773,32 @@ class CommitLog:
             props_s = str(props_raw, "utf-8", "replace") if plen else ""
         except (struct.error, IndexError, UnicodeDecodeError):
             return _INVALID
-        if not props_s:
-            return DispatchRequest(topic, qid, phys, total, 0, store_ts, qoff, "", None, sys_flag, prepared,
-                                   None, True, None, "")
-        if topic == SCHEDULE_TOPIC:
-            tags_code = self.tags_code(topic, string_to_properties(props_s), store_ts)
+        tags_code, keys, uniq = self.dispatch_fields(topic, props_s, store_ts)
+        return DispatchRequest(topic, qid, phys, total, tags_code, store_ts, qoff, keys, uniq, sys_flag, prepared,
+                               None, True, None, props_s)
+
+    def _check_compiled(self, mv, pos: int, base_offset: int, check_crc: bool, strict: bool) -> DispatchRequest:
+        """check_message_and_return_size with the compiled record parser (same results)."""
+        f = _parse_record(mv, pos, strict)
+        if f is None:
+            return _INVALID
+        if f[1] == BLANK_MAGIC_CODE:
+            return _BLANK_REQ
+        if check_crc:
+            b = f[11]
+            if (zlib.crc32(mv[b : b + f[12]]) & 0x7FFFFFFF) != f[2]:
+                log.warning("body CRC mismatch at %d", base_offset + pos)
+                return _INVALID
+        plen = f[15]
+        if plen:
+            ps = f[14]
+            props_s = str(mv[ps : ps + plen], "utf-8", "replace")
         else:
-            tags = _prop(props_s, _TAGS_NAME)
-            tags_code = self.tags_code.tags_hash(tags) if tags else 0
-        return DispatchRequest(
-            topic,
-            qid,
-            phys,
-            total,
-            tags_code,
-            store_ts,
-            qoff,
-            _prop(props_s, _KEYS_NAME) or "",
-            _prop(props_s, _UNIQ_NAME),
-            sys_flag,
-            prepared,
-            None,
-            True,
-            None,
-            props_s,
-        )
+            props_s = ""
+        topic = f[13]
+        store_ts = f[9]
+        return DispatchRequest(topic, f[3], f[6], f[0], self.tags_code.of(topic, f[16], f[19], store_ts), store_ts,
+                               f[5], f[17] or "", f[18], f[7], f[10], None, True, None, props_s)
 
     # -- recovery -------------------------------------------------------------------------
 
@@ -735,6 +900,8 @@ class CommitLog:
 
     def _finish_recover(self, process_offset: int) -> None:
         q = self.mapped_file_queue
+        if self.prepared:
+            self.prepared.clear()  # the log may have been cut: offsets can be written again
         self._zero_tail(process_offset)
         q.flushed_where = q.committed_where = process_offset
         q.truncate_dirty_files(process_offset)
@@ -817,3 +984,7 @@ class CommitLog:
                             clean_immediately: bool) -> int:
         return self.mapped_file_queue.delete_expired_file_by_time(
             expired_ms, delete_interval_ms, interval_forcibly_ms, clean_immediately)
+
+
+# the compiled batch splitter when built (same results as CommitLog._split_batch)
+_split_batch = speedups.split_batch if speedups.IS_COMPILED else CommitLog._split_batch

@@ -112,6 +112,10 @@ class DefaultMessageStore:
             skip_corrupt=lambda: self.config.brokerRole is not BrokerRole.SLAVE,
             on_dispatched=self._on_dispatched,
         )
+        if type(self.reput).do_reput is ReputMessageService.do_reput and hasattr(
+                self.commit_log, "enable_prepared_dispatch"):
+            # appends leave their DispatchRequest for this reput: records are not parsed back
+            self.commit_log.enable_prepared_dispatch()
         self.flush_service: FlushRealTimeService | None = None
         self.group_commit: GroupCommitService | None = None
         self.flush_cq_service: FlushConsumeQueueService | None = None
@@ -413,6 +417,77 @@ class DefaultMessageStore:
         if result.is_ok():
             self._after_put(result)
         return result
+
+    def put_message_list(self, msgs: list[MessageExtBrokerInner]) -> list[PutMessageResult]:
+        """Append many single messages in one call: ``[put_message(m) for m in msgs]``, cheaper.
+
+        Same per-message results and statuses (an illegal message fails alone, the
+        others go in, in list order with consecutive queue offsets); one store
+        timestamp for the list and one wake of the reput. No waiting for disk: see
+        :meth:`put_message_list_async`.
+        """
+        results: list[PutMessageResult | None] = []
+        good: list[MessageExtBrokerInner] = []
+        check = self._check_put
+        for m in msgs:
+            bad = check(m)
+            results.append(bad)
+            if bad is None:
+                good.append(m)
+        if not good:
+            return results  # type: ignore[return-value]
+        put_list = getattr(self.commit_log, "put_message_list", None)
+        put = put_list(good) if put_list is not None else [self.commit_log.put_message(m) for m in good]
+        it = iter(put)
+        times = size = 0
+        for i, r in enumerate(results):
+            if r is None:
+                r = results[i] = next(it)
+                ar = r.append_result
+                if ar is not None and r.status is PutMessageStatus.PUT_OK:
+                    times += ar.msg_num
+                    size += ar.wrote_bytes
+        self.put_message_times_total += times
+        self.put_message_size_total += size
+        self.reput.wakeup()
+        return results  # type: ignore[return-value]
+
+    async def put_message_list_async(self, msgs: list[MessageExtBrokerInner]) -> list[PutMessageResult]:
+        """:meth:`put_message_list`, then wait once for the whole list: the SYNC_FLUSH group
+        commit up to the last record whose message waits (WAIT not "false") and, on a
+        SYNC_MASTER, the replicas. A message whose wait failed gets FLUSH_DISK_TIMEOUT (or
+        the replication status) like :meth:`put_message_async` would give it."""
+        if self.config.enableDLegerCommitLog:
+            return [await self.put_message_async(m) for m in msgs]  # each waits for its quorum
+        results = self.put_message_list(msgs)
+        waiting: list[PutMessageResult] = []
+        end = 0
+        no_wait = False
+        for m, r in zip(msgs, results, strict=True):
+            if not r.is_ok():
+                continue
+            if m.properties.get(MessageConst.WAIT) == "false":
+                no_wait = True
+                continue
+            waiting.append(r)
+            ar = r.append_result
+            end = max(end, ar.wrote_offset + ar.wrote_bytes)
+        if self.config.flushDiskType is FlushDiskType.SYNC_FLUSH:
+            if waiting and not await self._wait_flush(end):
+                for r in waiting:
+                    r.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
+            if no_wait and self.group_commit is not None:
+                self.group_commit.wakeup()
+        elif self.flush_service is not None and not self.config.flushCommitLogTimed and (waiting or no_wait):
+            self.flush_service.wakeup()
+        if waiting and self.replica_waiter is not None and self.config.brokerRole is BrokerRole.SYNC_MASTER:
+            ok = [r for r in waiting if r.status is PutMessageStatus.PUT_OK]
+            if ok:
+                status = await self.replica_waiter(max(r.append_result.wrote_offset + r.append_result.wrote_bytes
+                                                       for r in ok))
+                for r in ok:
+                    r.status = status
+        return results
 
     async def _wait_durable(self, msg: MessageExtBrokerInner, result: PutMessageResult) -> PutMessageResult:
         if not result.is_ok():

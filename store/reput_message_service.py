@@ -24,6 +24,11 @@ ArrivingListener = Callable[[str, int, int, int, int, dict], None]
 class ReputMessageService:
     """Dispatch CommitLog records from ``reput_from_offset`` onwards.
 
+    Records come with a prepared :class:`DispatchRequest` when the CommitLog's append
+    left one in ``commit_log.prepared`` (a deque in offset order, see
+    ``CommitLog.enable_prepared_dispatch``); every other record (recovery, a slave's
+    replicated bytes, a full queue) is parsed from the log. Both give the same request.
+
     ``commit_log`` needs ``get_max_offset``, ``get_data``, ``roll_next_file``,
     ``file_size`` and ``check_message_and_return_size``. ``notify_arriving()``
     tells whether to call the listener (master with long polling).
@@ -70,6 +75,9 @@ class ReputMessageService:
         listener = self.arriving_listener if self._notify_arriving() else None
         file_size = cl.file_size
         check = cl.check_message_and_return_size
+        prepared = getattr(cl, "prepared", None)
+        if prepared is None:
+            prepared = ()
         last = None
         try:
             while self.reput_from_offset < cl.get_max_offset():
@@ -88,7 +96,21 @@ class ReputMessageService:
                 with memoryview(mv) as view:
                     rel = 0
                     while rel < n:
-                        req = check(view, rel, base, False)
+                        req = None
+                        if prepared:
+                            # the append left this record's request: no need to parse it back
+                            here = offset + rel
+                            head = prepared[0]
+                            while head.commit_log_offset < here:  # stale (reput jumped past it)
+                                prepared.popleft()
+                                if not prepared:
+                                    break
+                                head = prepared[0]
+                            else:
+                                if head.commit_log_offset == here and rel + head.msg_size <= n:
+                                    req = prepared.popleft()
+                        if req is None:
+                            req = check(view, rel, base, False)
                         size = req.msg_size
                         if size > 0 and req.success:
                             for d in dispatchers:
