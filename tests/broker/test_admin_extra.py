@@ -16,6 +16,8 @@ import pytest
 
 from client.admin import MQAdmin
 from client.exceptions import MQBrokerError
+from client.message import Message, SendStatus
+from client.transaction_producer import LocalTransactionState, TransactionProducer
 from common.message import (
     MessageConst,
     MessageSysFlag,
@@ -34,7 +36,8 @@ from remoting.body.admin_extra import (
 from remoting.body.heartbeat import ConsumerData, HeartbeatData, ProducerData, SubscriptionData
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
-from tests.broker.helpers import BrokerProc, call, send, wait_max_offset
+from tests.broker.helpers import BrokerProc, call, pull_header, send, wait_max_offset
+from tests.client.cluster import Cluster
 from tests.support import BIN, ROOT, async_wait_until, free_port
 
 RC = ResponseCode
@@ -319,6 +322,57 @@ async def test_resume_check_of_a_discarded_half_message(tmp_path):
     finally:
         await c.close()
         b.stop()
+
+
+class _Undecided:
+    """A local transaction that stays unknown until the test decides (the broker keeps checking)."""
+
+    def __init__(self):
+        self.answer = LocalTransactionState.UNKNOW
+        self.checks = 0
+
+    def execute_local_transaction(self, msg, arg):
+        return LocalTransactionState.UNKNOW
+
+    def check_local_transaction(self, msg):
+        self.checks += 1
+        return self.answer
+
+
+async def test_resumed_half_message_is_checked_again_and_committed(tmp_path):
+    """End to end with a real producer: checked transactionCheckMax (1) times, the half message is
+    discarded to TRANS_CHECK_MAX_TIME_TOPIC; after RESUME_CHECK_HALF_MESSAGE the broker checks it
+    again, the producer now commits, and the message reaches its topic."""
+    cl = Cluster(tmp_path, brokers=1, transactionCheckInterval=100, transactionTimeOut=200, transactionCheckMax=1)
+    b = cl.brokers[0]
+    c = RemotingClient(name="admin-extra-e2e")
+    listener = _Undecided()
+    producer = TransactionProducer("admE2ePG", cl.namesrv_addr, transaction_listener=listener)
+    try:
+        topic = "AdmTxResume"
+        await _create_topic(c, b.addr, topic, queues=1)
+        await producer.start()
+        sent = await producer.send_message_in_transaction(Message(topic, b"decide later"))
+        assert sent.send_status == SendStatus.SEND_OK
+        await wait_max_offset(c, b.addr, TRANS_CHECK_MAX_TIME_TOPIC, 0, 1, timeout=20)
+        assert listener.checks >= 1
+        (unit,) = QueryConsumeQueueResponseBody.from_json(
+            (await _cq(c, b.addr, TRANS_CHECK_MAX_TIME_TOPIC)).body).queueData
+        r = await call(c, b.addr, RequestCode.GET_MAX_OFFSET, {"topic": topic, "queueId": 0})
+        assert r.ext_fields["offset"] == "0"  # not delivered
+
+        listener.answer = LocalTransactionState.COMMIT_MESSAGE
+        async with MQAdmin(cl.namesrv_addr) as admin:
+            assert await admin.resume_check_half_message(
+                create_offset_msg_id(("127.0.0.1", b.port), unit.physicOffset)) is True
+        await wait_max_offset(c, b.addr, topic, 0, 1, timeout=20)
+        r = await call(c, b.addr, RequestCode.PULL_MESSAGE, pull_header("admE2eCG", topic, 0, 0))
+        (m,) = decode_messages(r.body)
+        assert (m.body, m.properties[MessageConst.UNIQ_KEY]) == (b"decide later", sent.msg_id)
+    finally:
+        await producer.shutdown()
+        await c.close()
+        cl.stop()
 
 
 # -- GET_ALL_PRODUCER_INFO ----------------------------------------------------------------------------
