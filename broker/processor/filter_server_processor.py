@@ -83,6 +83,7 @@ class FilterServerProcessor:
         addr = h.filterServerAddr.strip()
         if not addr:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "filterServerAddr is empty")
+        self.manager.scan_not_active_channel()  # no periodic scan here: prune on each registration
         self.manager.register_filter_server(conn, addr)
         resp = RegisterFilterServerResponseHeader(brokerName=self.broker_config.brokerName,
                                                   brokerId=self.broker_config.brokerId)

@@ -14,6 +14,7 @@ import subprocess
 
 import pytest
 
+from broker.processor.filter_server_processor import FilterServerManager
 from client.admin import MQAdmin
 from client.exceptions import MQBrokerError
 from client.message import Message, SendStatus
@@ -38,7 +39,7 @@ from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
 from tests.broker.helpers import BrokerProc, call, pull_header, send, wait_max_offset
 from tests.client.cluster import Cluster
-from tests.support import BIN, ROOT, async_wait_until, free_port
+from tests.support import BIN, ROOT, async_wait_until, free_port, wait_until
 
 RC = ResponseCode
 LONG_MAX = 2**63 - 1
@@ -416,6 +417,23 @@ async def test_register_filter_server(broker, client):
     assert r.code == RC.SYSTEM_ERROR and "filterServerAddr" in r.remark
     r = await call(client, broker.addr, RequestCode.REGISTER_FILTER_SERVER, {"filterServerAddr": " "})
     assert r.code == RC.SYSTEM_ERROR
+
+
+def test_filter_server_table_expires_idle_and_closed():
+    """FilterServerManager keeps a registration 30 s (here 50 ms) after its last renewal or until its connection closes."""
+
+    class Conn:
+        closed = False
+
+    mgr = FilterServerManager(max_idle_ms=50)
+    a, b = Conn(), Conn()
+    mgr.register_filter_server(a, "10.0.0.1:40000")
+    mgr.register_filter_server(b, "10.0.0.2:40000")
+    assert sorted(mgr.build_new_filter_server_list()) == ["10.0.0.1:40000", "10.0.0.2:40000"]
+    b.closed = True
+    assert mgr.build_new_filter_server_list() == ["10.0.0.1:40000"]
+    wait_until(lambda: mgr.build_new_filter_server_list() == [], 5.0, what="idle filter server dropped")
+    assert mgr.table == {}
 
 
 # -- ACL 1.0 admin on a broker without ACL -------------------------------------------------------------------
