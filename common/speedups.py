@@ -29,6 +29,7 @@ import os
 import struct
 import sys
 import types
+import warnings
 import zlib
 from typing import Protocol
 
@@ -482,10 +483,17 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     encode_records=_py_encode_records,
 )
 
+_NAMES = ("java_hash", "index_put", "index_put_keys", "split_batch", "parse_record", "encode_records")
+
 compiled: Speedups | None
 try:
     from common import _speedups as compiled  # type: ignore[no-redef]
 except ImportError:
+    compiled = None
+if compiled is not None and not all(hasattr(compiled, name) for name in _NAMES):
+    # a .so built from an older _speedups.c: never mix it with this module's contract
+    warnings.warn("common._speedups is out of date (rebuild: python setup.py build_ext --inplace); "
+                  "using the pure-Python twin", RuntimeWarning, stacklevel=1)
     compiled = None
 
 IS_COMPILED: bool = compiled is not None and os.environ.get("ROCKETMQ_PY_PURE", "") != "1"
