@@ -218,8 +218,12 @@ static PyObject *index_put_keys(PyObject *module, PyObject *args)
         return NULL;
     }
     n = PySequence_Fast_GET_SIZE(seq);
-    if (index_count >= 0 && max_index - index_count < n)
-        n = max_index > index_count ? max_index - index_count : 0;
+    if (index_count >= 0) { /* (index_count < 0 is refused below) */
+        if (max_index <= index_count)
+            n = 0;
+        else if (max_index - index_count < n) /* no overflow: both non-negative here */
+            n = max_index - index_count;
+    }
     base = check_index_args(buf.len, slot_num, index_count, index_count + n - 1);
     if (base < 0)
         goto fail;

@@ -203,6 +203,8 @@ def test_index_put_keys_is_index_put_of_each_hash(twin):
     assert a == b and slots_a == slots_b
     assert twin.index_put_keys(a, SLOTS, ENTRIES, ENTRIES, ["x"], 1, 0) == (0, 0)  # full
     assert twin.index_put_keys(a, SLOTS, 3, ENTRIES, [], 1, 0) == (0, 0)
+    assert twin.index_put_keys(a, SLOTS, 3, -(2**63), ["x"], 1, 0) == (0, 0)
+    assert twin.index_put_keys(a, SLOTS, 3, 2, ["x"], 1, 0) == (0, 0)
     assert a == b
 
 
