@@ -22,13 +22,26 @@ from remoting.command import RemotingCommand
 from remoting.header.admin_extra import QueryConsumeQueueRequestHeader, QueryCorrectionOffsetHeader
 from store.consume_queue import CQ_STORE_UNIT_SIZE
 
-__all__ = ["ConsumeQueueAdminProcessor", "LONG_MAX", "MAX_EXT_ADDR"]
+__all__ = ["ConsumeQueueAdminProcessor", "fastjson_pretty", "LONG_MAX", "MAX_EXT_ADDR"]
 
 LONG_MAX = 2**63 - 1
 #: tagsCode values at or below this are consume-queue extension addresses (ConsumeQueueExt.MAX_ADDR).
 MAX_EXT_ADDR = -(2**31) - 1
 
 _UNIT = struct.Struct(">qiq")  # commitLogOffset, size, tagsCode
+
+
+def fastjson_pretty(obj: Any, level: int = 0) -> str:
+    """``JSON.toJSONString(bean, true)``: objects one key per line, tab-indented, no space after the colon;
+    arrays (ConsumerFilterData's ``int[] bitPos``) stay on one line, as fastjson writes primitive arrays."""
+    if isinstance(obj, dict):
+        if not obj:
+            return "{}"
+        inner = "\t" * (level + 1)
+        items = [f"{inner}{json.dumps(str(k), ensure_ascii=False)}:{fastjson_pretty(v, level + 1)}"
+                 for k, v in obj.items() if v is not None]
+        return "{\n" + ",\n".join(items) + "\n" + "\t" * level + "}"
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
 class ConsumeQueueAdminProcessor:
@@ -88,7 +101,7 @@ class ConsumeQueueAdminProcessor:
         data = None if self.filters is None else self.filters.get(topic, group)
         if data is None:
             return "null"
-        return json.dumps(data.to_dict(), ensure_ascii=False, indent="\t", separators=(",", ":"))
+        return fastjson_pretty(data.to_dict())
 
     # -- QUERY_CORRECTION_OFFSET ----------------------------------------------------------
 

@@ -166,7 +166,10 @@ async def test_query_consume_queue_with_consumer_group(broker, client):
         fd = fastjson.loads(body.filterData)
         assert (fd["consumerGroup"], fd["topic"], fd["expression"], fd["expressionType"], fd["clientVersion"]) == (
             "admOnline", sql_topic, "a > 1", "SQL92", 8)
-        assert "\n\t" in body.filterData  # pretty-printed, as JSON.toJSONString(filterData, true)
+        # pretty-printed as JSON.toJSONString(filterData, true): a key per line, tabs, int[] bitPos on one line
+        assert body.filterData.startswith('{\n\t"bloomFilterData":{\n\t\t"bitNum":'), body.filterData
+        assert '\n\t"clientVersion":8,\n' in body.filterData and body.filterData.endswith('\n\t"topic":"AdmCqSql"\n}')
+        assert re.search(r'\n\t\t"bitPos":\[\d+(,\d+)*\]\n', body.filterData), body.filterData
     finally:
         await consumer.close()
 
