@@ -103,7 +103,8 @@ class DefaultMessageStore:
         self.checkpoint: StoreCheckpoint | None = None
         self.index_service = None
         self.arriving_listener = arriving_listener
-        self.dispatchers: list = [CommitLogDispatcherBuildConsumeQueue(self.consume_queues.put_message_position_info)]
+        self.dispatchers: list = [CommitLogDispatcherBuildConsumeQueue(self.consume_queues.put_message_position_info,
+                                                                       self.consume_queues.find_or_create)]
         self.reput = getattr(self.commit_log, "REPUT_SERVICE", ReputMessageService)(
             self.commit_log,
             self.dispatchers,

@@ -7,6 +7,7 @@ the index. Each dispatcher is a small object with one ``dispatch`` method.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Protocol
 
@@ -18,6 +19,8 @@ __all__ = [
     "CommitLogDispatcherBuildConsumeQueue",
     "CommitLogDispatcherBuildIndex",
 ]
+
+log = logging.getLogger(__name__)
 
 
 class DispatchRequest:
@@ -76,7 +79,9 @@ class CommitLogDispatcher(Protocol):
     """Receives every dispatched record, in CommitLog order.
 
     A dispatcher may also define ``end_batch()``: the reput service calls it after
-    each pass over the records readable at that moment.
+    each pass over the records readable at that moment; and ``dispatch_many(requests)``,
+    which the reput calls instead of ``dispatch`` for a run of consecutive records
+    (same effect as dispatching each in order).
     """
 
     def dispatch(self, request: DispatchRequest) -> None: ...
@@ -90,18 +95,54 @@ _TX_COMMIT = MessageSysFlag.TRANSACTION_COMMIT_TYPE
 class CommitLogDispatcherBuildConsumeQueue:
     """Appends a consume-queue unit for non-transactional and COMMIT records.
 
-    ``put_position`` is ``ConsumeQueueStore.put_message_position_info``.
+    ``put_position`` is ``ConsumeQueueStore.put_message_position_info``; ``find_queue``
+    (``ConsumeQueueStore.find_or_create``), when given, lets :meth:`dispatch_many`
+    write the units of consecutive records of one queue in one call.
     """
 
-    __slots__ = ("_put",)
+    __slots__ = ("_put", "_find")
 
-    def __init__(self, put_position: Callable[[DispatchRequest], None]) -> None:
+    def __init__(self, put_position: Callable[[DispatchRequest], None],
+                 find_queue: Callable[[str, int], object] | None = None) -> None:
         self._put = put_position
+        self._find = find_queue
 
     def dispatch(self, request: DispatchRequest) -> None:
         tx = request.sys_flag & _TX_MASK
         if tx == _TX_NOT or tx == _TX_COMMIT:
             self._put(request)
+
+    def dispatch_many(self, requests: list[DispatchRequest]) -> None:
+        """:meth:`dispatch` each request, in order; runs of one queue go to ``put_units`` together."""
+        find = self._find
+        if find is None:
+            for r in requests:
+                self.dispatch(r)
+            return
+        topic = None
+        qid = -1
+        run: list[tuple[int, int, int, int]] = []
+        for r in requests:
+            tx = r.sys_flag & _TX_MASK
+            if tx != _TX_NOT and tx != _TX_COMMIT:
+                continue
+            if r.queue_id != qid or r.topic != topic:
+                if run:
+                    self._flush(topic, qid, run, find)
+                    run = []
+                topic = r.topic
+                qid = r.queue_id
+            run.append((r.commit_log_offset, r.msg_size, r.tags_code, r.consume_queue_offset))
+        if run:
+            self._flush(topic, qid, run, find)
+
+    @staticmethod
+    def _flush(topic, qid: int, run: list[tuple[int, int, int, int]], find) -> None:
+        cq = find(topic, qid)
+        if cq is None:
+            log.error("dispatch: invalid topic/queue %r/%d skipped", topic, qid)
+            return
+        cq.put_units(run)
 
 
 class CommitLogDispatcherBuildIndex:
@@ -122,6 +163,15 @@ class CommitLogDispatcherBuildIndex:
     def dispatch(self, request: DispatchRequest) -> None:
         if self._enabled():
             self._index.build_index(request)
+            if self._sync_each:
+                self.end_batch()
+
+    def dispatch_many(self, requests: list[DispatchRequest]) -> None:
+        """:meth:`dispatch` each request, in order."""
+        if self._enabled():
+            build = self._index.build_index
+            for r in requests:
+                build(r)
             if self._sync_each:
                 self.end_batch()
 

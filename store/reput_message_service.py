@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Callable
 
@@ -19,6 +20,11 @@ __all__ = ["ReputMessageService", "ArrivingListener"]
 log = logging.getLogger(__name__)
 
 ArrivingListener = Callable[[str, int, int, int, int, dict], None]
+
+
+def _dispatch_each(dispatcher: CommitLogDispatcher, requests: list[DispatchRequest]) -> None:
+    for r in requests:
+        dispatcher.dispatch(r)
 
 
 class ReputMessageService:
@@ -72,6 +78,8 @@ class ReputMessageService:
         cl = self.commit_log
         count = 0
         dispatchers = tuple(self.dispatchers)
+        dispatch_many = [getattr(d, "dispatch_many", None) or functools.partial(_dispatch_each, d)
+                         for d in dispatchers]
         listener = self.arriving_listener if self._notify_arriving() else None
         file_size = cl.file_size
         check = cl.check_message_and_return_size
@@ -96,21 +104,29 @@ class ReputMessageService:
                 with memoryview(mv) as view:
                     rel = 0
                     while rel < n:
-                        req = None
                         if prepared:
-                            # the append left this record's request: no need to parse it back
-                            here = offset + rel
-                            head = prepared[0]
-                            while head.commit_log_offset < here:  # stale (reput jumped past it)
-                                prepared.popleft()
-                                if not prepared:
-                                    break
+                            # the appends left these records' requests: no need to parse them back
+                            while prepared and prepared[0].commit_log_offset < offset + rel:
+                                prepared.popleft()  # stale (the reput jumped past it)
+                            run = []
+                            while prepared:
                                 head = prepared[0]
-                            else:
-                                if head.commit_log_offset == here and rel + head.msg_size <= n:
-                                    req = prepared.popleft()
-                        if req is None:
-                            req = check(view, rel, base, False)
+                                if head.commit_log_offset != offset + rel or rel + head.msg_size > n:
+                                    break
+                                run.append(prepared.popleft())
+                                rel += head.msg_size
+                            if run:
+                                for many in dispatch_many:
+                                    many(run)
+                                if listener is not None:
+                                    for req in run:
+                                        listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,
+                                                 req.store_timestamp, req.properties)
+                                last = run[-1]
+                                count += len(run)
+                                self.reput_from_offset = offset + rel
+                                continue
+                        req = check(view, rel, base, False)
                         size = req.msg_size
                         if size > 0 and req.success:
                             for d in dispatchers:
