@@ -125,7 +125,10 @@ class PrefixedKeyHasher:
 
 def index_key_hash(key: str) -> int:
     """RocketMQ's ``indexKeyHashMethod``: ``abs(String.hashCode())``, Integer.MIN_VALUE mapped to 0."""
-    return _abs_hash(_java_hash_unsigned(key))
+    h = java_hash(key)
+    if h < 0:
+        return 0 if h == -0x80000000 else -h
+    return h
 
 
 def index_file_size(hash_slot_num: int, index_num: int) -> int:
