@@ -362,10 +362,6 @@ class CommitLog:
 
     # -- append -------------------------------------------------------------------
 
-    def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
-        """Append one record; stamps store time, physical and queue offset into ``msg``."""
-        return self._put(msg, now_ms())
-
     def put_message_list(self, msgs: list[MessageExtBrokerInner]) -> list[PutMessageResult]:
         """Append each message as :meth:`put_message` would, with one store timestamp for all.
 
@@ -375,10 +371,14 @@ class CommitLog:
         if type(self).put_message is not CommitLog.put_message:
             return [self.put_message(m) for m in msgs]
         now = now_ms()
-        put = self._put
+        put = self.put_message
         return [put(m, now) for m in msgs]
 
-    def _put(self, msg: MessageExtBrokerInner, now: int) -> PutMessageResult:
+    def put_message(self, msg: MessageExtBrokerInner, now: int = 0) -> PutMessageResult:
+        """Append one record; stamps store time (``now``, default the clock), physical and queue
+        offset into ``msg``."""
+        if not now:
+            now = now_ms()
         body = msg.body
         body_len = len(body)
         if body_len > self.config.maxMessageSize:

@@ -176,8 +176,8 @@ class ConsumeQueue:
         self.max_physic_offset = offset + size
         return True
 
-    def put_units(self, units: list[tuple[int, int, int, int]]) -> None:
-        """:meth:`put_message_position_info` for each ``(offset, size, tags_code, cq_offset)``, in order.
+    def put_requests(self, requests) -> None:
+        """:meth:`put_message_position_info` for each DispatchRequest of this queue, in order.
 
         Units that continue the last file where it ends are written without the
         per-unit checks; anything else takes the general path.
@@ -185,18 +185,20 @@ class ConsumeQueue:
         files = self.queue.mapped_files
         mf = files[-1] if files else None
         pack = _UNIT.pack_into
-        for offset, size, tags_code, cq_offset in units:
+        for r in requests:
+            offset = r.commit_log_offset
+            size = r.msg_size
             if offset + size <= self.max_physic_offset:
                 continue  # re-dispatch of a record already indexed
             if mf is not None:
                 pos = mf.wrote_position
-                if (pos < mf.file_size and mf.file_from_offset + pos == cq_offset * CQ_STORE_UNIT_SIZE
+                if (pos < mf.file_size and mf.file_from_offset + pos == r.consume_queue_offset * CQ_STORE_UNIT_SIZE
                         and (pos or not mf.first_create_in_queue)):
-                    pack(mf.mm, pos, offset, size, tags_code)
+                    pack(mf.mm, pos, offset, size, r.tags_code)
                     mf.wrote_position = mf.committed_position = pos + CQ_STORE_UNIT_SIZE
                     self.max_physic_offset = offset + size
                     continue
-            self.put_message_position_info(offset, size, tags_code, cq_offset)
+            self.put_message_position_info(offset, size, r.tags_code, r.consume_queue_offset)
             files = self.queue.mapped_files
             mf = files[-1] if files else None
 

@@ -399,12 +399,18 @@ class DefaultMessageStore:
 
     def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Append one message (no waiting for disk); see :meth:`put_message_async`."""
-        bad = self._check_put(msg)
-        if bad is not None:
-            return bad
+        # the checks of _check_put, inlined for the common case (hot path)
+        if (self.shutdown_flag or not self.writeable or self.config.brokerRole is BrokerRole.SLAVE
+                or msg.topic not in self._valid_topics or msg.queue_id < 0 or msg.store_host is None):
+            bad = self._check_put(msg)
+            if bad is not None:
+                return bad
         result = self.commit_log.put_message(msg)
-        if result.is_ok():
-            self._after_put(result)
+        ar = result.append_result
+        if ar is not None and result.status is PutMessageStatus.PUT_OK:
+            self.put_message_times_total += ar.msg_num
+            self.put_message_size_total += ar.wrote_bytes
+            self.reput.wakeup()
         return result
 
     def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:

@@ -113,36 +113,29 @@ class CommitLogDispatcherBuildConsumeQueue:
             self._put(request)
 
     def dispatch_many(self, requests: list[DispatchRequest]) -> None:
-        """:meth:`dispatch` each request, in order; runs of one queue go to ``put_units`` together."""
+        """:meth:`dispatch` each request; the units of each queue go to its ``put_requests`` together
+        (in order within a queue; queues are independent files)."""
         find = self._find
         if find is None:
             for r in requests:
                 self.dispatch(r)
             return
-        topic = None
-        qid = -1
-        run: list[tuple[int, int, int, int]] = []
+        groups: dict[tuple[str, int], list[DispatchRequest]] = {}
         for r in requests:
             tx = r.sys_flag & _TX_MASK
-            if tx != _TX_NOT and tx != _TX_COMMIT:
+            if tx == _TX_NOT or tx == _TX_COMMIT:
+                key = (r.topic, r.queue_id)
+                g = groups.get(key)
+                if g is None:
+                    groups[key] = [r]
+                else:
+                    g.append(r)
+        for (topic, qid), g in groups.items():
+            cq = find(topic, qid)
+            if cq is None:
+                log.error("dispatch: invalid topic/queue %r/%d skipped", topic, qid)
                 continue
-            if r.queue_id != qid or r.topic != topic:
-                if run:
-                    self._flush(topic, qid, run, find)
-                    run = []
-                topic = r.topic
-                qid = r.queue_id
-            run.append((r.commit_log_offset, r.msg_size, r.tags_code, r.consume_queue_offset))
-        if run:
-            self._flush(topic, qid, run, find)
-
-    @staticmethod
-    def _flush(topic, qid: int, run: list[tuple[int, int, int, int]], find) -> None:
-        cq = find(topic, qid)
-        if cq is None:
-            log.error("dispatch: invalid topic/queue %r/%d skipped", topic, qid)
-            return
-        cq.put_units(run)
+            cq.put_requests(g)
 
 
 class CommitLogDispatcherBuildIndex:
