@@ -2,6 +2,17 @@
 #   docker build -t rocketmq-py .
 #   docker run --network host rocketmq-py bin/mqnamesrv
 #   docker run --network host -v "$PWD/conf:/opt/rocketmq-py/conf" rocketmq-py bin/mqbroker -c conf/broker.conf
+# Stage 1: compile the optional C twin of common/speedups.py (the slim image has no compiler).
+FROM python:3.11-slim AS speedups
+WORKDIR /src
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/* \
+ && pip install --no-cache-dir "setuptools>=68"
+COPY setup.py pyproject.toml README.md ./
+COPY common ./common
+RUN python setup.py build_ext --inplace
+
 FROM python:3.11-slim
 
 ENV PYTHONUNBUFFERED=1 \
@@ -16,6 +27,7 @@ RUN python -m venv .venv \
  && .venv/bin/pip install uvloop construct pyyaml prometheus-client orjson lark
 
 COPY common ./common
+COPY --from=speedups /src/common/_speedups*.so ./common/
 COPY remoting ./remoting
 COPY dledger ./dledger
 COPY store ./store
@@ -25,7 +37,8 @@ COPY client ./client
 COPY tools ./tools
 COPY conf ./conf
 COPY bin ./bin
-RUN .venv/bin/pip install --no-deps . && chmod +x bin/*
+RUN .venv/bin/pip install --no-deps . && chmod +x bin/* \
+ && .venv/bin/python -c "from common import speedups; assert speedups.IS_COMPILED"
 
 # NameServer, broker (fast port = listen-2, HA = listen+1), DLedger peers.
 EXPOSE 9876 10909 10911 10912 30911 30921 30931 40911 40912 40913
