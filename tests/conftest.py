@@ -7,6 +7,13 @@ import pytest
 from tests.support import Proc
 
 
+def pytest_report_header(config):
+    """Say which twin of common.speedups this run exercises (compiled C or pure Python)."""
+    from common import speedups
+
+    return f"common.speedups: {'compiled C twin' if speedups.IS_COMPILED else 'pure-Python twin'}"
+
+
 @pytest.fixture
 def procs(tmp_path):
     """Start processes with ``procs.start(name, args, env=...)``; all are stopped at teardown."""
