@@ -145,7 +145,7 @@ class Cluster:
         for p in [*self.procs, self.ns]:
             if p is not None:
                 try:
-                    p.wait(15)
+                    p.wait(60 if self.profile_dir else 15)
                 except subprocess.TimeoutExpired:
                     p.kill()
         for f in self._logs:
@@ -188,15 +188,28 @@ def percentile(sorted_vals: list[int], q: float) -> float:
     return sorted_vals[min(len(sorted_vals) - 1, int(q * len(sorted_vals)))] / 1000.0
 
 
-def tps_run(addr: str, args, label: str) -> None:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (from /proc; 0 where unavailable)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def tps_run(addr: str, args, label: str, cl: Cluster | None = None) -> None:
     procs = max(1, min(args.procs, args.senders))
     per = [args.senders // procs + (1 if i < args.senders % procs else 0) for i in range(procs)]
     topic = "BenchDLedger"
     with mp.get_context("spawn").Pool(procs) as pool:
         # warm-up (topic creation, connections)
         pool.starmap(broker_load.run_senders, [(addr, topic, 4, 1.0, 2000, args.body, 1, 8, w) for w in range(procs)])
+        pids = [p.pid for p in cl.procs] if cl is not None else []
+        cpu0 = [cpu_seconds(pid) for pid in pids]
         res = pool.starmap(broker_load.run_senders,
                            [(addr, topic, per[w], args.seconds, 10_000_000, args.body, 1, 8, w) for w in range(procs)])
+        cpu1 = [cpu_seconds(pid) for pid in pids]
     msgs = sum(r["msgs"] for r in res)
     errors = sum(r["errors"] for r in res)
     elapsed = max(r["elapsed"] for r in res)
@@ -207,6 +220,14 @@ def tps_run(addr: str, args, label: str) -> None:
             codes[k] = codes.get(k, 0) + v
     print(f"{label:<34} {msgs / elapsed:>9.0f} sends/s   p50 {percentile(lat, 0.5):6.2f} ms   "
           f"p99 {percentile(lat, 0.99):6.2f} ms   errors {errors}{' ' + str(codes) if codes else ''}", flush=True)
+    if cl is not None and msgs:
+        # broker CPU per acknowledged send (user + sys): robust to other load on the machine, unlike sends/s
+        per_node = [(b - a) * 1e6 / msgs for a, b in zip(cpu0, cpu1, strict=True)]
+        leader = cl.ports.index(int(addr.rpartition(":")[2]))
+        others = [f"{u:.0f}" for i, u in enumerate(per_node) if i != leader]
+        print(f"{'':34} broker CPU per send: leader {per_node[leader]:.0f} us"
+              + (f", followers {' / '.join(others)} us" if others else "")
+              + f", total {sum(per_node):.0f} us", flush=True)
 
 
 async def _failover_sender(c: RemotingClient, ns_addr: str, body: bytes, state: dict) -> None:
@@ -293,7 +314,7 @@ def main() -> None:
             try:
                 cl.start()
                 addr = asyncio.run(_master_of(cl.ns_addr))
-                tps_run(addr, args, label)
+                tps_run(addr, args, label, cl)
             finally:
                 cl.stop()
                 shutil.rmtree(root, ignore_errors=True)

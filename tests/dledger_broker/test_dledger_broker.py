@@ -102,8 +102,13 @@ def assert_acked_in_order_once(acked: list[bytes], stored: list[bytes]) -> None:
     assert idx == sorted(idx), "acknowledged sends stored out of order"
 
 
-async def test_kill_leader_under_sync_sends(procs, tmp_path):
-    cl = DLedgerCluster(procs, tmp_path).start()
+# enableBatchPush=true is what conf/dledger ships; false is DLedger's default
+BATCH_PUSH = pytest.mark.parametrize("batch_push", ["false", "true"], ids=["push1", "batchpush"])
+
+
+@BATCH_PUSH
+async def test_kill_leader_under_sync_sends(procs, tmp_path, batch_push):
+    cl = DLedgerCluster(procs, tmp_path, enableBatchPush=batch_push).start()
     async with RemotingClient() as c:
         master = await cl.wait_master(c)
         old = cl.index_of(master)
@@ -138,8 +143,9 @@ def _data_contains(cl: DLedgerCluster, i: int, needle: bytes) -> bool:
     return any(needle in f.read_bytes() for f in cl.data_dir(i).iterdir() if f.is_file())
 
 
-async def test_old_leader_cuts_its_uncommitted_tail(procs, tmp_path):
-    cl = DLedgerCluster(procs, tmp_path).start()
+@BATCH_PUSH
+async def test_old_leader_cuts_its_uncommitted_tail(procs, tmp_path, batch_push):
+    cl = DLedgerCluster(procs, tmp_path, enableBatchPush=batch_push).start()
     async with RemotingClient() as c:
         master = await cl.wait_master(c)
         old = cl.index_of(master)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from common.message import MessageSysFlag
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
@@ -48,8 +50,9 @@ async def end_tx(c: RemotingClient, addr: str, half: RemotingCommand) -> int:
     return r.code
 
 
-async def test_internal_puts_wait_for_the_quorum(procs, tmp_path):
-    cl = DLedgerCluster(procs, tmp_path).start()
+@pytest.mark.parametrize("batch_push", ["false", "true"], ids=["push1", "batchpush"])
+async def test_internal_puts_wait_for_the_quorum(procs, tmp_path, batch_push):
+    cl = DLedgerCluster(procs, tmp_path, enableBatchPush=batch_push).start()
     async with RemotingClient() as c:
         master = await cl.wait_master(c)
         leader = cl.index_of(master)
