@@ -447,6 +447,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         bc, store, topics, groups, stats, store_host,
         max_message_size=sc.maxMessageSize, must_wait=must_wait, is_slave=is_slave,
         max_delay_level=len(sc.delay_levels_ms()),
+        batch_puts=not sc.enableDLegerCommitLog,  # a DLedger list put waits for one quorum per message
     )
     b.send_processor = send
     pull = PullMessageProcessor(

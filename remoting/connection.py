@@ -4,8 +4,12 @@ A :class:`Connection` both serves requests (dispatching them to its endpoint's
 processors) and sends requests (matching responses by opaque). Each
 ``data_received`` decodes every complete frame; synchronous handler results of
 one read are written together with one ``writelines``; handlers that return an
-awaitable run as tasks. Requests sent through :meth:`Connection.invoke` are
-coalesced per loop iteration into one ``writelines`` as well.
+awaitable run as tasks. A handler may also :meth:`Connection.defer` work to the
+end of the read (e.g. one store append for all the sends of one read): deferred
+work runs before the read's responses are written, and before any request of the
+read that goes to another handler, so requests keep their order. Requests sent
+through :meth:`Connection.invoke` are coalesced per loop iteration into one
+``writelines`` as well.
 """
 
 from __future__ import annotations
@@ -146,6 +150,11 @@ class Connection(asyncio.Protocol):
         self._drain_waiters: list[asyncio.Future] = []
         self._lost: asyncio.Future | None = None
         self._close_cause: BaseException | None = None
+        # end-of-read work (see defer): callables, and the handler that deferred them
+        self._reading = False
+        self._deferred: list[Callable[[], Any]] | None = None
+        self._defer_owner: Any = None
+        self._dispatching: Any = None
         #: loop time of the last read or write (idle detection)
         self.last_io = 0.0
 
@@ -181,14 +190,22 @@ class Connection(asyncio.Protocol):
 
     def _handle(self, cmds: list[RemotingCommand]) -> None:
         out = self._wbuf
-        for cmd in cmds:
-            if cmd.flag & RPC_TYPE_RESPONSE:
-                self._on_response(cmd)
-            else:
-                self._dispatch(cmd, out)
-        if out and not self.closed:
-            self._wbuf = []
-            self._transport.writelines(out)
+        self._reading = True
+        try:
+            for cmd in cmds:
+                if cmd.flag & RPC_TYPE_RESPONSE:
+                    self._on_response(cmd)
+                else:
+                    self._dispatch(cmd, out)
+            if self._deferred is not None:
+                self._run_deferred()
+        finally:
+            self._reading = False
+            self._dispatching = None
+            out = self._wbuf  # deferred work answers through send_response, into the same buffer
+            if out and not self.closed:
+                self._wbuf = []
+                self._transport.writelines(out)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -222,12 +239,45 @@ class Connection(asyncio.Protocol):
 
     # -- serving -------------------------------------------------------------------
 
+    def defer(self, fn: Callable[[], Any]) -> None:
+        """Run ``fn()`` once the current read's requests for this handler are dispatched.
+
+        Call it from a handler (which returned None and answers later with
+        :meth:`send_response`). ``fn`` runs at the end of the read, before the read's
+        responses are written (what it answers goes out with them), or earlier, right
+        before a request of the read that goes to another handler. Outside a read it
+        runs on the next loop iteration. Exceptions it raises are logged.
+        """
+        if not self._reading:
+            self._loop.call_soon(_run_logged, fn)
+            return
+        if self._deferred is None:
+            self._deferred = [fn]
+            self._defer_owner = self._dispatching
+        else:
+            self._deferred.append(fn)
+
+    def _run_deferred(self) -> None:
+        fns, self._deferred = self._deferred, None
+        self._defer_owner = None
+        for fn in fns:
+            _run_logged(fn)
+
+    def spawn(self, aw: Awaitable[Any]) -> asyncio.Task:
+        """Run ``aw`` as a task that the server's stop waits for (bounded by its grace period)."""
+        task = asyncio.ensure_future(aw)
+        self._endpoint._track(task)
+        return task
+
     def _dispatch(self, req: RemotingCommand, out: list) -> None:
         ep = self._endpoint
         handler = ep.processors.get(req.code) or ep.default_processor
+        if self._deferred is not None and handler is not self._defer_owner:
+            self._run_deferred()  # work deferred by another handler first: requests keep their order
         if handler is None:
             resp = _error_response(_NOT_SUPPORTED, f" request type {req.code} not supported")
         else:
+            self._dispatching = handler
             try:
                 resp = handler(req, self)
             except Exception as e:
@@ -307,9 +357,14 @@ class Connection(asyncio.Protocol):
         if self.closed:
             return
         self._wbuf.extend(chunks)
-        if not self._flush_scheduled:
+        if not self._flush_scheduled and not self._reading:  # a read writes its buffer when it ends
             self._flush_scheduled = True
             self._loop.call_soon(self._flush)
+
+    def flush(self) -> None:
+        """Write what :meth:`send_response` / requests buffered now, not on the next loop iteration."""
+        if not self._reading:
+            self._flush()
 
     def _flush(self) -> None:
         self._flush_scheduled = False
@@ -479,6 +534,13 @@ class Connection(asyncio.Protocol):
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<Connection {self.local_addr} -> {self.remote_addr} {state} pending={len(self._pending)}>"
+
+
+def _run_logged(fn: Callable[[], Any]) -> None:
+    try:
+        fn()
+    except Exception:
+        log.exception("remoting: deferred work failed")
 
 
 def _run_callback(cb: ResponseCallback, resp: RemotingCommand | None, exc: BaseException | None) -> None:

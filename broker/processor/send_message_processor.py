@@ -1,12 +1,15 @@
 """SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320).
 
-The handler is synchronous on the hot path: under ASYNC_FLUSH on a master the
-store append (``put_message``) does not block, so the response is returned at
-once and the remoting layer writes all responses of one read together. Only
-when the put must wait (SYNC_FLUSH, SYNC_MASTER) does it return a coroutine,
-and the number of such waiting puts is bounded (SYSTEM_BUSY ``[OVERLOAD]``
-beyond ``sendThreadPoolQueueCapacity``) so a slow disk cannot queue work
-without limit.
+Single sends of one socket read are appended together: each is checked and
+built at once, then queued, and at the end of the read (``Connection.defer``)
+one store call appends them all (``put_message_list``) and the responses go out
+with the read's other responses. When the put must wait (SYNC_FLUSH,
+SYNC_MASTER, DLedger) the whole read's sends wait in one task
+(``put_message_list_async``): one durability wait instead of a task, a future
+and a timer per message. A store without those calls gets one call per message
+(a coroutine per message when it must wait). The number of waiting puts is
+bounded (SYSTEM_BUSY ``[OVERLOAD]`` beyond ``sendThreadPoolQueueCapacity``) so
+a slow disk cannot queue work without limit.
 """
 
 from __future__ import annotations
@@ -32,7 +35,14 @@ from common.message import (
 )
 from common.perm import PERM_READ, PERM_WRITE, is_writeable
 from common.util import java_string_hash, now_ms
-from remoting.codes import CURRENT_VERSION, RPC_TYPE_RESPONSE, LanguageCode, RequestCode, ResponseCode
+from remoting.codes import (
+    CURRENT_VERSION,
+    RPC_ONEWAY,
+    RPC_TYPE_RESPONSE,
+    LanguageCode,
+    RequestCode,
+    ResponseCode,
+)
 from remoting.command import RemotingCommand
 from remoting.header import HeaderError
 from store.message_store import PutMessageStatus
@@ -218,6 +228,7 @@ class SendMessageProcessor:
         is_slave: bool = False,
         transactional_bridge: Any = None,
         max_delay_level: int = 18,
+        batch_puts: bool = True,
     ):
         self.broker_config = broker_config
         self.store = store
@@ -240,6 +251,11 @@ class SendMessageProcessor:
         self._page_cache_busy = getattr(store, "is_os_page_cache_busy", None)
         # PutMessageStatus member -> (code, remark, stored); filled on first sight of each status
         self._status_answers: dict[Any, tuple[int, str | None, bool]] = {}
+        # one append for the single sends of a read, when the store can (see the module docstring)
+        # (batch_puts off: DLedger, where each message of a list waits for its own quorum round)
+        self._put_list = getattr(store, "put_message_list", None) if batch_puts else None
+        self._put_list_async = getattr(store, "put_message_list_async", None) if batch_puts else None
+        self._pending: list[tuple[Any, RemotingCommand, MessageExtBrokerInner, str, int]] = []
 
     # -- entry point -----------------------------------------------------------
 
@@ -393,9 +409,76 @@ class SendMessageProcessor:
             if err is not None:
                 return err
         if self.must_wait:
+            if self._put_list_async is not None and hasattr(conn, "defer"):
+                self.waiting_puts += 1
+                self._queue(conn, req, msg, topic, len(body), self._append_pending_async)
+                return None
             return self._put_async(req, msg, topic, len(body), batch=False)
+        if self._put_list is not None and hasattr(conn, "defer"):
+            self._queue(conn, req, msg, topic, len(body), self._append_pending)
+            return None
         result = self.store.put_message(msg)
         return self._response(req, result, topic, qid, len(body))
+
+    # -- one append per read -------------------------------------------------------------
+
+    def _queue(self, conn: Any, req: RemotingCommand, msg: MessageExtBrokerInner, topic: str, size: int,
+               flush: Any) -> None:
+        pending = self._pending
+        if not pending:
+            conn.defer(flush)  # one flush for whatever is queued until it runs
+        pending.append((conn, req, msg, topic, size))
+
+    def _answer(self, pending: list, results: Any, error: BaseException | None) -> None:
+        if error is None and (results is None or len(results) != len(pending)):
+            error = RuntimeError(f"store returned {0 if results is None else len(results)} results "
+                                 f"for {len(pending)} messages")
+        if error is not None:
+            log.warning("put of %d messages failed: %r", len(pending), error)
+            text = str(error) or type(error).__name__
+            for conn, req, _msg, _topic, _size in pending:
+                if not req.flag & RPC_ONEWAY:
+                    conn.send_response(self._error(req, ResponseCode.SYSTEM_ERROR, text))
+            return
+        response = self._response
+        for (conn, req, msg, topic, size), result in zip(pending, results, strict=True):
+            resp = response(req, result, topic, msg.queue_id, size)
+            if not req.flag & RPC_ONEWAY:
+                conn.send_response(resp)
+
+    def _append_pending(self) -> None:
+        """Append the queued sends with one store call and answer each (end of a read)."""
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        try:
+            results = self._put_list([p[2] for p in pending])
+        except Exception as e:  # noqa: BLE001 - every queued sender gets SYSTEM_ERROR
+            self._answer(pending, None, e)
+        else:
+            self._answer(pending, results, None)
+
+    def _append_pending_async(self) -> None:
+        """Append the queued sends and wait for their durability in one task (end of a read)."""
+        pending, self._pending = self._pending, []
+        if pending:
+            pending[0][0].spawn(self._put_pending(pending))
+
+    async def _put_pending(self, pending: list) -> None:
+        try:
+            results = await self._put_list_async([p[2] for p in pending])
+        except Exception as e:  # noqa: BLE001 - every queued sender gets SYSTEM_ERROR
+            self._answer(pending, None, e)
+        else:
+            self._answer(pending, results, None)
+        finally:
+            self.waiting_puts -= len(pending)
+        # the answers leave now, not one loop iteration later (one connection per read, as a rule)
+        first = pending[0][0]
+        first.flush()
+        if pending[-1][0] is not first:
+            for conn in {p[0] for p in pending} - {first}:
+                conn.flush()
 
     def _rewrite_delayed(self, req: RemotingCommand, msg: MessageExtBrokerInner) -> RemotingCommand | None:
         """DELAY > 0: park the message in SCHEDULE_TOPIC_XXXX queue ``level - 1`` (what RocketMQ's CommitLog
@@ -500,6 +583,11 @@ class SendMessageProcessor:
             born_host=self._born_host(conn),
             store_host=self.store_host,
         )
+        if self._pending:  # single sends queued earlier in this read go first: requests keep their order
+            if self.must_wait:
+                self._append_pending_async()
+            else:
+                self._append_pending()
         if self.must_wait:
             return self._put_async(req, batch, topic, len(body), batch=True)
         try:
