@@ -9,6 +9,7 @@ life cycle (spec message-and-store-format.md §8, §11).
 from __future__ import annotations
 
 import asyncio
+import bisect
 import concurrent.futures
 import contextlib
 import fcntl
@@ -62,11 +63,15 @@ try:  # written by the index engineer; the store works without it
 except ImportError:  # pragma: no cover - until store/index_service.py lands
     IndexService = None  # type: ignore[assignment,misc]
 
-__all__ = ["DefaultMessageStore", "TRANS_OP_HALF_TOPIC"]
+__all__ = ["DefaultMessageStore", "TRANS_OP_HALF_TOPIC", "PUT_TIME_BUCKETS"]
 
 log = logging.getLogger(__name__)
 
 TRANS_OP_HALF_TOPIC = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+# putMessageDistributeTime (RocketMQ StoreStatsService): puts counted by how long they took
+PUT_TIME_BUCKETS = ("[<=0ms]", "[0~10ms]", "[10~50ms]", "[50~100ms]", "[100~200ms]", "[200~500ms]", "[500ms~1s]",
+                    "[1~2s]", "[2~3s]", "[3~4s]", "[4~5s]", "[5~10s]", "[10s~]")
+_PUT_TIME_LIMITS = (0, 10, 50, 100, 200, 500, 1000, 2000, 3000, 4000, 5000, 10000)  # upper bounds, exclusive
 _MIN_FILTER_SCAN = 16000
 _UNIT = struct.Struct(">qiq")
 
@@ -143,6 +148,12 @@ class DefaultMessageStore:
         self._memory_limit = _total_physical_memory() * (config.accessMessageInMemoryMaxRatio / 100.0)
         self.put_message_times_total = 0
         self.put_message_size_total = 0
+        # putMessageDistributeTime: only puts that waited (SYNC_FLUSH, replicas) can take a millisecond
+        # or more, so only those are timed; every other put falls in the first bucket, derived from
+        # put_calls (no clock read on the append path)
+        self.put_calls = 0
+        self._put_time_counts = [0] * len(PUT_TIME_BUCKETS)
+        self.put_message_entire_time_max = 0
         self.start_time_ms = now_ms()
 
     # -- life cycle -------------------------------------------------------------
@@ -406,6 +417,7 @@ class DefaultMessageStore:
             if bad is not None:
                 return bad
         result = self.commit_log.put_message(msg)
+        self.put_calls += 1
         ar = result.append_result
         if ar is not None and result.status is PutMessageStatus.PUT_OK:
             self.put_message_times_total += ar.msg_num
@@ -421,6 +433,7 @@ class DefaultMessageStore:
         if batch.properties.get(MessageConst.DELAY, "0") not in ("", "0"):
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="batch messages cannot be delayed")
         result = self.commit_log.put_messages(batch)
+        self.put_calls += 1
         if result.is_ok():
             self._after_put(result)
         return result
@@ -445,6 +458,7 @@ class DefaultMessageStore:
             return results  # type: ignore[return-value]
         put_list = getattr(self.commit_log, "put_message_list", None)
         put = put_list(good) if put_list is not None else [self.commit_log.put_message(m) for m in good]
+        self.put_calls += len(good)
         it = iter(put)
         times = size = 0
         for i, r in enumerate(results):
@@ -487,13 +501,17 @@ class DefaultMessageStore:
                 self.group_commit.wakeup()
         elif self.flush_service is not None and not self.config.flushCommitLogTimed and (waiting or no_wait):
             self.flush_service.wakeup()
+        waited = waiting and self.config.flushDiskType is FlushDiskType.SYNC_FLUSH
         if waiting and self.replica_waiter is not None and self.config.brokerRole is BrokerRole.SYNC_MASTER:
             ok = [r for r in waiting if r.status is PutMessageStatus.PUT_OK]
             if ok:
+                waited = True
                 status = await self.replica_waiter(max(r.append_result.wrote_offset + r.append_result.wrote_bytes
                                                        for r in ok))
                 for r in ok:
                     r.status = status
+        if waited:
+            self.record_put_time(now_ms() - waiting[0].append_result.store_timestamp, len(waiting))
         return results
 
     async def _wait_durable(self, msg: MessageExtBrokerInner, result: PutMessageResult) -> PutMessageResult:
@@ -503,8 +521,10 @@ class DefaultMessageStore:
         assert ar is not None
         end = ar.wrote_offset + ar.wrote_bytes
         wait = msg.properties.get(MessageConst.WAIT) != "false"
+        waited = False
         if self.config.flushDiskType is FlushDiskType.SYNC_FLUSH and not self.config.enableDLegerCommitLog:
             if wait:
+                waited = True
                 ok = await self._wait_flush(end)
                 if not ok:
                     result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
@@ -514,8 +534,25 @@ class DefaultMessageStore:
             self.flush_service.wakeup()
         if (wait and self.replica_waiter is not None and self.config.brokerRole is BrokerRole.SYNC_MASTER
                 and result.status is PutMessageStatus.PUT_OK):
+            waited = True
             result.status = await self.replica_waiter(end)
+        if waited:
+            self.record_put_time(now_ms() - ar.store_timestamp)
         return result
+
+    def record_put_time(self, elapsed_ms: int, puts: int = 1) -> None:
+        """Count ``puts`` puts that took ``elapsed_ms`` into putMessageDistributeTime (puts of 0 ms
+        need no call: the first bucket is every put not counted elsewhere)."""
+        if elapsed_ms > self.put_message_entire_time_max:
+            self.put_message_entire_time_max = elapsed_ms
+        if elapsed_ms > 0:
+            self._put_time_counts[bisect.bisect_right(_PUT_TIME_LIMITS, elapsed_ms)] += puts
+
+    def put_message_distribute_time(self) -> list[int]:
+        """Puts per PUT_TIME_BUCKETS bucket since start."""
+        counts = list(self._put_time_counts)
+        counts[0] = max(0, self.put_calls - sum(counts))
+        return counts
 
     async def _wait_flush(self, end: int) -> bool:
         if self.group_commit is not None:
@@ -542,7 +579,12 @@ class DefaultMessageStore:
 
     async def _put_replicated(self, msg, put) -> PutMessageResult:
         """DLedger mode: the append itself completes once a quorum has the entry."""
-        result = self._check_put(msg) or await put(msg)
+        result = self._check_put(msg)
+        if result is None:
+            begin = now_ms()
+            result = await put(msg)
+            self.put_calls += 1
+            self.record_put_time(now_ms() - begin)
         if result.is_ok():
             self._after_put(result)
         return result
@@ -817,6 +859,10 @@ class DefaultMessageStore:
             "flushDiskType": self.config.flushDiskType.name,
         }
         info["remainHowManyDataToFlush"] = str(max(0, cl.get_max_offset() - cl.flushed_where))
+        # RocketMQ's format: "[<=0ms]:N [0~10ms]:N ... [10s~]:N " (trailing space included)
+        info["putMessageDistributeTime"] = "".join(
+            f"{desc}:{n} " for desc, n in zip(PUT_TIME_BUCKETS, self.put_message_distribute_time(), strict=True))
+        info["putMessageEntireTimeMax"] = str(self.put_message_entire_time_max)
         info["remainTransientStoreBufferNumbs"] = str(2**31 - 1)  # no transient store pool
         info["pageCacheLockTimeMills"] = "0"  # appends never block (single writer on the loop)
         for key, path in (("commitLogDiskRatio", self.config.commit_log_dir),

@@ -116,3 +116,36 @@ def test_store_services_run_on_uvloop(tmp_path):
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         runner.run(scenario())
     assert not (tmp_path / "abort").exists()
+
+
+async def test_put_message_distribute_time_counts_puts_by_latency(tmp_path):
+    import re
+
+    from store.config import BrokerRole
+    from store.default_message_store import PUT_TIME_BUCKETS
+
+    store = open_store(small_config(tmp_path, brokerRole=BrokerRole.SYNC_MASTER))
+
+    async def slow_replicas(end: int) -> PutMessageStatus:
+        await asyncio.sleep(0.06)  # a replica that answers after 60 ms
+        return PutMessageStatus.PUT_OK
+
+    store.start()
+    try:
+        for i in range(5):
+            assert store.put_message(make_msg("D", 0, b"fast %d" % i)).is_ok()
+        store.replica_waiter = slow_replicas
+        r = await store.put_message_async(make_msg("D", 0, b"waits for the replicas"))
+        assert r.status is PutMessageStatus.PUT_OK
+        results = await store.put_message_list_async([make_msg("D", 1, b"a"), make_msg("D", 1, b"b")])
+        assert all(x.status is PutMessageStatus.PUT_OK for x in results)
+        text = store.runtime_info()["putMessageDistributeTime"]
+        assert re.fullmatch(r"(\[[^\]]+\]:\d+ ){13}", text), text
+        counts = [int(part.split(":")[1]) for part in text.split()]
+        assert [part.split(":")[0] for part in text.split()] == list(PUT_TIME_BUCKETS)
+        assert sum(counts) == 8
+        assert counts[0] == 5  # the plain appends
+        assert sum(counts[3:]) == 3  # the waiting ones: 60 ms or more
+        assert int(store.runtime_info()["putMessageEntireTimeMax"]) >= 60
+    finally:
+        await store.shutdown()
