@@ -4,8 +4,11 @@ Each stats item keeps a running value and call count; a sampler (every 10 s)
 snapshots them into three windows, as RocketMQ does: the last minute (samples
 every 10 s), the last hour (every 10 min) and the last day (every hour). A
 window's ``sum`` is the growth between its first and last sample, ``tps`` that
-growth per second and ``avgpt`` the growth per call. The hot path only adds to
-two integers per item (a batch counts once).
+growth per second and ``avgpt`` the growth per call (a batch counts once).
+
+The put hot path touches one small list per topic (``[nums, size, calls]``); the
+counts reach the stats items only when someone looks (a sample, a read of an
+item or of the totals), so a send costs one dict lookup and three additions.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ class StatsItem:
 
     __slots__ = ("value", "times", "minute", "hour", "day", "_last_hour", "_last_day")
 
-    def __init__(self) -> None:
+    def __init__(self, created_ms: int | None = None) -> None:
         self.value = 0
         self.times = 0
         self.minute: deque = deque(maxlen=_MINUTE_KEEP)
@@ -67,7 +70,7 @@ class StatsItem:
         self.day: deque = deque(maxlen=_DAY_KEEP)
         self._last_hour = 0
         self._last_day = 0
-        self.sample(_now_ms())
+        self.sample(_now_ms() if created_ms is None else created_ms)
 
     def add(self, value: int, times: int = 1) -> None:
         self.value += value
@@ -114,8 +117,10 @@ class BrokerStatsManager:
             name: {}
             for name in (TOPIC_PUT_NUMS, TOPIC_PUT_SIZE, GROUP_GET_NUMS, GROUP_GET_SIZE, BROKER_PUT_NUMS, BROKER_GET_NUMS)
         }
-        self.put_total = 0
+        self._put_total = 0
         self.get_total = 0
+        # topic -> [nums, size, calls, first put ms] not yet folded into the TOPIC_PUT_* / BROKER_PUT_NUMS items
+        self._put_pending: dict[str, list[int]] = {}
         self.put_total_today_morning = 0
         self.get_total_today_morning = 0
         self.put_total_yesterday_morning = 0
@@ -124,24 +129,49 @@ class BrokerStatsManager:
         self._broker_put = self._item(BROKER_PUT_NUMS, cluster_name)
         self._broker_get = self._item(BROKER_GET_NUMS, cluster_name)
 
-    def _item(self, name: str, key: str) -> StatsItem:
+    def _item(self, name: str, key: str, created_ms: int | None = None) -> StatsItem:
         items = self.sets[name]
         it = items.get(key)
         if it is None:
-            it = items[key] = StatsItem()
+            it = items[key] = StatsItem(created_ms)
         return it
 
     def get_item(self, name: str, key: str) -> StatsItem | None:
+        if self._put_pending:
+            self._fold_puts()
         s = self.sets.get(name)
         return None if s is None else s.get(key)
+
+    @property
+    def put_total(self) -> int:
+        """Messages put since start (msgPutTotalTodayNow)."""
+        if self._put_pending:
+            self._fold_puts()
+        return self._put_total
+
+    def _fold_puts(self) -> None:
+        pending, self._put_pending = self._put_pending, {}
+        total = 0
+        calls_all = 0
+        for topic, (nums, size, calls, first_ms) in pending.items():
+            # a new item starts at the first put, not at the fold (its rates count from there)
+            self._item(TOPIC_PUT_NUMS, topic, first_ms).add(nums, calls)
+            self._item(TOPIC_PUT_SIZE, topic, first_ms).add(size, calls)
+            total += nums
+            calls_all += calls
+        self._put_total += total
+        self._broker_put.add(total, calls_all)
 
     # -- hot path ----------------------------------------------------------------
 
     def inc_put(self, topic: str, nums: int, size: int) -> None:
-        self.put_total += nums
-        self._item(TOPIC_PUT_NUMS, topic).add(nums)
-        self._item(TOPIC_PUT_SIZE, topic).add(size)
-        self._broker_put.add(nums)
+        c = self._put_pending.get(topic)
+        if c is None:
+            self._put_pending[topic] = [nums, size, 1, _now_ms()]
+        else:
+            c[0] += nums
+            c[1] += size
+            c[2] += 1
 
     def inc_get(self, group: str, topic: str, nums: int, size: int = 0) -> None:
         self.get_total += nums
@@ -158,6 +188,8 @@ class BrokerStatsManager:
         return it.minute_stats().tps if it is not None else 0.0
 
     def put_tps(self) -> float:
+        if self._put_pending:
+            self._fold_puts()
         return self._broker_put.minute_stats().tps
 
     def get_tps(self) -> float:
@@ -165,6 +197,8 @@ class BrokerStatsManager:
 
     def sample(self) -> None:
         """Snapshot every item (call every 10 s)."""
+        if self._put_pending:
+            self._fold_puts()
         now = _now_ms()
         for items in self.sets.values():
             for it in items.values():
