@@ -11,8 +11,10 @@ Frame (all big-endian)::
 :class:`FrameDecoder` turns a byte stream into :class:`RemotingCommand` objects
 (every complete frame of each ``feed``), :func:`encode` turns a command into
 chunks for ``transport.writelines`` without copying the body. The layouts are
-declared with ``construct`` (:data:`FRAME_PREFIX`, :data:`BINARY_HEADER`); the hot
-path uses equivalent precompiled ``struct`` formats (a test checks they agree).
+declared with ``construct`` (:data:`FRAME_PREFIX`, :data:`BINARY_HEADER`, built on
+first access: importing and compiling construct costs start-up time the hot path
+never needs); the hot path uses equivalent precompiled ``struct`` formats (a test
+checks they agree).
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import struct
 from typing import Any
 
 import orjson
-from construct import GreedyRange, Int8ub, Int16sb, Int24ub, Int32sb, PascalString, Prefixed, Struct
 
 from remoting.codes import LanguageCode, SerializeType
 from remoting.command import RemotingCommand
@@ -34,34 +35,48 @@ __all__ = [
     "encode_bytes",
     "decode_header",
     "encode_header",
-    "FRAME_PREFIX",
-    "BINARY_HEADER",
+    "FRAME_PREFIX",  # noqa: F822 - built on first access (module __getattr__)
+    "BINARY_HEADER",  # noqa: F822
 ]
 
 #: ``com.rocketmq.remoting.frameMaxLength`` default, counted with the length field.
 DEFAULT_MAX_FRAME_SIZE = 16 * 1024 * 1024
 
-# -- declared layouts (construct) --------------------------------------------------
+# -- declared layouts (construct, built on first access) ------------------------------
 
-#: The 8-byte frame prefix: total length, serialize type, header length.
-FRAME_PREFIX = Struct(
-    "length" / Int32sb,
-    "serialize_type" / Int8ub,
-    "header_length" / Int24ub,
-).compile()
+_LAYOUTS: dict[str, Any] = {}
 
-_ExtEntry = Struct("key" / PascalString(Int16sb, "utf8"), "value" / PascalString(Int32sb, "utf8"))
 
-#: The ROCKETMQ binary header (serialize type 1). An empty remark means null.
-BINARY_HEADER = Struct(
-    "code" / Int16sb,
-    "language" / Int8ub,
-    "version" / Int16sb,
-    "opaque" / Int32sb,
-    "flag" / Int32sb,
-    "remark" / PascalString(Int32sb, "utf8"),
-    "ext_fields" / Prefixed(Int32sb, GreedyRange(_ExtEntry)),
-).compile()
+def _build_layouts() -> None:
+    from construct import GreedyRange, Int8ub, Int16sb, Int24ub, Int32sb, PascalString, Prefixed, Struct
+
+    # The 8-byte frame prefix: total length, serialize type, header length.
+    _LAYOUTS["FRAME_PREFIX"] = Struct(
+        "length" / Int32sb,
+        "serialize_type" / Int8ub,
+        "header_length" / Int24ub,
+    ).compile()
+    ext_entry = Struct("key" / PascalString(Int16sb, "utf8"), "value" / PascalString(Int32sb, "utf8"))
+    # The ROCKETMQ binary header (serialize type 1). An empty remark means null.
+    _LAYOUTS["BINARY_HEADER"] = Struct(
+        "code" / Int16sb,
+        "language" / Int8ub,
+        "version" / Int16sb,
+        "opaque" / Int32sb,
+        "flag" / Int32sb,
+        "remark" / PascalString(Int32sb, "utf8"),
+        "ext_fields" / Prefixed(Int32sb, GreedyRange(ext_entry)),
+    ).compile()
+
+
+def __getattr__(name: str) -> Any:
+    """``FRAME_PREFIX`` (frame prefix: length, serialize type, header length) and ``BINARY_HEADER``
+    (the ROCKETMQ binary header) as compiled construct Structs, built on first access."""
+    if name in ("FRAME_PREFIX", "BINARY_HEADER"):
+        if not _LAYOUTS:
+            _build_layouts()
+        return _LAYOUTS[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # -- hot-path equivalents (struct) -------------------------------------------------
 

@@ -30,8 +30,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-
-from lark import Token, Tree
+from typing import TYPE_CHECKING
 
 from broker.filter.java_types import (
     INT_MAX,
@@ -47,6 +46,9 @@ from broker.filter.java_types import (
 )
 from broker.filter.selector_parser import FilterParseError, parse_selector
 from common.filter import ExpressionType, parse_tags
+
+if TYPE_CHECKING:  # lark is imported when the first expression is compiled, not at broker start-up
+    from lark import Token, Tree
 
 __all__ = [
     "Expression",
@@ -106,6 +108,8 @@ class _Compiler:
     # -- helpers ------------------------------------------------------------
 
     def text_of(self, t: Tree | Token) -> str:
+        from lark import Token
+
         if isinstance(t, Token):
             return str(t)
         meta = t.meta
@@ -114,6 +118,8 @@ class _Compiler:
         return self.source[meta.start_pos : meta.end_pos]
 
     def error(self, t: Tree | Token, msg: str) -> FilterParseError:
+        from lark import Token
+
         line = getattr(t, "line", None) if isinstance(t, Token) else getattr(t.meta, "line", None)
         col = getattr(t, "column", None) if isinstance(t, Token) else getattr(t.meta, "column", None)
         where = f" (at line {line}, column {col})" if line is not None else ""
@@ -148,6 +154,8 @@ class _Compiler:
     # -- dispatch -------------------------------------------------------------
 
     def compile(self, t: Tree | Token) -> _Node:
+        from lark import Token
+
         if isinstance(t, Token):  # pragma: no cover - the grammar wraps every token in a rule
             raise self.error(t, f"unexpected token {t!r}")
         handler = getattr(self, "c_" + t.data, None)
@@ -232,6 +240,8 @@ class _Compiler:
 
     def _chain(self, t: Tree, op: str) -> list[_Node]:
         """Operands of a left-nested AND/OR chain, in source order, without recursing down it."""
+        from lark import Tree
+
         rights: list[Tree] = []
         node = t
         while isinstance(node, Tree) and node.data == op:

@@ -18,9 +18,10 @@ use, trailing input is an error here (``a = 1 b`` is rejected, not read as
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
-from lark import Lark, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+if TYPE_CHECKING:  # lark is imported when the first expression is parsed, not at broker start-up
+    from lark import Lark, Tree
 
 __all__ = ["FilterParseError", "parse_selector", "GRAMMAR", "RESERVED_WORDS", "MAX_EXPRESSION_LENGTH"]
 
@@ -136,6 +137,8 @@ def _get_parser() -> Lark:
     if _parser is None:
         with _parser_lock:
             if _parser is None:
+                from lark import Lark
+
                 p = Lark(GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=False)
                 # Anonymous operator terminals get generated names; map them from the pattern text.
                 for t in p.terminals:
@@ -166,6 +169,9 @@ def parse_selector(expression: str) -> Tree:
         raise FilterParseError(
             f"Invalid MessageSelector: expression too long ({len(expression)} chars, at most {MAX_EXPRESSION_LENGTH})"
         )
+    from lark import Tree
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
     try:
         tree = _get_parser().parse(expression)
     except UnexpectedCharacters as e:
