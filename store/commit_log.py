@@ -469,7 +469,13 @@ class CommitLog:
                 # the compiled parser finds TAGS/KEYS/UNIQ_KEY/DELAY in the record just written
                 # faster than Python finds them in the string
                 f = _parse_record(mm, pos)
-                tags_code = self.tags_code.of(topic, f[16], f[19], now)
+                tags = f[16]
+                if f[19] is not None and topic == SCHEDULE_TOPIC:
+                    tags_code = self.tags_code.of(topic, tags, f[19], now)
+                elif tags:
+                    tags_code = self.tags_code.tags_hash(tags)
+                else:
+                    tags_code = 0
                 keys = f[17] or ""
                 uniq = f[18]
             else:

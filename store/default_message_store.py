@@ -446,28 +446,41 @@ class DefaultMessageStore:
         timestamp for the list and one wake of the reput. No waiting for disk: see
         :meth:`put_message_list_async`.
         """
-        results: list[PutMessageResult | None] = []
-        good: list[MessageExtBrokerInner] = []
+        cl = self.commit_log
         check = self._check_put
-        for m in msgs:
-            bad = check(m)
-            results.append(bad)
-            if bad is None:
-                good.append(m)
-        if not good:
-            return results  # type: ignore[return-value]
-        put_list = getattr(self.commit_log, "put_message_list", None)
-        put = put_list(good) if put_list is not None else [self.commit_log.put_message(m) for m in good]
-        self.put_calls += len(good)
-        it = iter(put)
+        valid = self._valid_topics
+        if self.shutdown_flag or not self.writeable or self.config.brokerRole is BrokerRole.SLAVE:
+            valid = ()  # every message gets its refusal from _check_put
+        if type(cl).put_message is not CommitLog.put_message:  # another log (DLedger): its own list put
+            results: list[PutMessageResult | None] = [check(m) for m in msgs]
+            good = [m for m, r in zip(msgs, results, strict=True) if r is None]
+            it = iter(cl.put_message_list(good) if good else ())
+            results = [r if r is not None else next(it) for r in results]
+            calls = len(good)
+        else:
+            now = now_ms()
+            put = cl.put_message
+            results = []
+            calls = len(msgs)
+            for m in msgs:
+                # the checks of _check_put, inlined for the common case
+                if m.topic in valid and m.queue_id >= 0 and m.store_host is not None:
+                    results.append(put(m, now))
+                else:
+                    bad = check(m)
+                    if bad is None:
+                        results.append(put(m, now))
+                    else:
+                        results.append(bad)
+                        calls -= 1
         times = size = 0
-        for i, r in enumerate(results):
-            if r is None:
-                r = results[i] = next(it)
-                ar = r.append_result
-                if ar is not None and r.status is PutMessageStatus.PUT_OK:
-                    times += ar.msg_num
-                    size += ar.wrote_bytes
+        ok = PutMessageStatus.PUT_OK
+        for r in results:
+            ar = r.append_result
+            if ar is not None and r.status is ok:
+                times += ar.msg_num
+                size += ar.wrote_bytes
+        self.put_calls += calls
         self.put_message_times_total += times
         self.put_message_size_total += size
         self.reput.wakeup()

@@ -6,6 +6,7 @@ import itertools
 import os
 
 import store.commit_log as commit_log_module
+import store.default_message_store as store_module
 from common.message import decode_message
 from store.config import BrokerRole, FlushDiskType
 from store.message_store import GetMessageStatus, PutMessageStatus
@@ -30,6 +31,7 @@ def _mixed(big: int):
 def test_mixed_list_gives_put_message_results_and_the_same_bytes(tmp_path, monkeypatch):
     # one store time for everything, so single puts write what the list writes
     monkeypatch.setattr(commit_log_module, "now_ms", lambda: 1_800_000_000_000)
+    monkeypatch.setattr(store_module, "now_ms", lambda: 1_800_000_000_000)
     a = open_store(small_config(tmp_path / "a", maxMessageSize=1000))
     cases = _mixed(2000)
     results = a.put_message_list([m for m, _ in cases])
