@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
     "DLedgerEntry",
@@ -55,6 +55,8 @@ class DLedgerEntry:
     channel: int = 0
     chain_crc: int = 0
     body_crc: int = 0
+    # the JSON form, built once: a leader pushes the same entry to every follower
+    _json: dict | None = field(default=None, repr=False, compare=False)
 
     @property
     def size(self) -> int:
@@ -114,7 +116,12 @@ class DLedgerEntry:
 
     # JSON form used in PUSH requests (fastjson field names, body base64).
     def to_json(self) -> dict:
-        return {
+        """The entry as a PUSH carries it (cached: the entry must not change afterwards; do not
+        modify the returned dict)."""
+        j = self._json
+        if j is not None and j["pos"] == self.pos and j["index"] == self.index:
+            return j
+        j = self._json = {
             "body": base64.b64encode(self.body).decode("ascii"),
             "bodyCrc": self.body_crc,
             "chainCrc": self.chain_crc,
@@ -125,6 +132,7 @@ class DLedgerEntry:
             "size": self.size,
             "term": self.term,
         }
+        return j
 
     @classmethod
     def from_json(cls, d: dict) -> DLedgerEntry:

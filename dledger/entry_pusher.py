@@ -14,6 +14,7 @@ an entry of its own term (Raft §5.4.2); see :class:`QuorumAckChecker`.
 from __future__ import annotations
 
 import enum
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from dledger.context import AppendResult, CoreContext
@@ -65,7 +66,9 @@ class QuorumAckChecker:
     def __init__(self, ctx: CoreContext):
         self.ctx = ctx
         self.water_marks: dict[str, int] = {}
-        self.pending_appends: dict[int, int] = {}  # index -> deadline tick
+        # index -> deadline tick, in index order; an OrderedDict because it is consumed from the
+        # front (a plain dict's first key is found by scanning the holes of earlier removals)
+        self.pending_appends: OrderedDict[int, int] = OrderedDict()
 
     def reset(self, leader: bool) -> None:
         ms = self.ctx.ms
@@ -335,6 +338,7 @@ class EntryPusher:
         self._retry = t(push_ms // 2)
         self._commit_idle = t(push_ms)
         self._push_timeout = t(push_ms)
+        self._ack_wait = t(ctx.cfg.maxWaitAckTimeMs)
         self.pump_due = False
         self.check_due = False
 
@@ -360,11 +364,12 @@ class EntryPusher:
         """A leader append: own water mark, a waiting proposal, pushes."""
         ctx = self.ctx
         self.checker.update_peer(ctx.ms.self_id, entry.index)
-        self.checker.pending_appends[entry.index] = ctx.now + ctx.cfg.ticks(ctx.cfg.maxWaitAckTimeMs)
+        self.checker.pending_appends[entry.index] = ctx.now + self._ack_wait
         # Pushes go out when the driver takes the next Ready (flush_pushes), so every entry
-        # appended in between travels in the same push round (one batch with enableBatchPush).
-        self.pump_due = True
-        self.checker.check()
+        # appended in between travels in the same push round (one batch with enableBatchPush);
+        # the quorum check runs there too, once for all of them (only a one-member group can
+        # commit on its own append).
+        self.pump_due = self.check_due = True
 
     def flush_pushes(self) -> None:
         """Count the acknowledgements and send what became pushable since the last call

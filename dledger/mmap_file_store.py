@@ -156,8 +156,9 @@ class DLedgerMmapFileStore:
         self._write_index_unit(entry)
         recent = self._recent
         recent[index] = entry
-        if len(recent) > _RECENT_ENTRIES:
-            del recent[next(iter(recent))]
+        # indexes are consecutive (a cut or reset clears the cache): drop the one that falls out,
+        # O(1) where removing the dict's first key scans the holes earlier removals left
+        recent.pop(index - _RECENT_ENTRIES, None)
         if self._end < 0:
             self._begin = index
         self._end, self._end_term = index, term
