@@ -605,20 +605,28 @@ class CommitLog:
         if prepare:
             prep_off = batch.prepared_transaction_offset
             of = self.tags_code.of
+            tags_hash = self.tags_code.tags_hash
+            plain = topic != SCHEDULE_TOPIC
             positions.append(end)
+            reqs = []
             for i in range(n):
                 pos = positions[i]
                 props_s = props_texts[i]
                 if _parse_record is not None:
                     f = _parse_record(mm, pos)
-                    tags_code = of(topic, f[16], f[19], now)
+                    if plain:
+                        tags = f[16]
+                        tags_code = tags_hash(tags) if tags else 0
+                    else:
+                        tags_code = of(topic, f[16], f[19], now)
                     keys = f[17] or ""
                     uniq = f[18]
                 else:
                     tags_code, keys, uniq = self.dispatch_fields(topic, props_s, now)
-                queue.append(DispatchRequest(topic, qid, base + pos, positions[i + 1] - pos, tags_code, now,
-                                             first_qoff + i, keys, uniq, sys_flag, prep_off, None, True, None,
-                                             props_s))
+                reqs.append(DispatchRequest(topic, qid, base + pos, positions[i + 1] - pos, tags_code, now,
+                                            first_qoff + i, keys, uniq, sys_flag, prep_off, None, True, None,
+                                            props_s))
+            queue.extend(reqs)
             positions.pop()
         prefix = self._msg_id_prefix(store)
         ids = ",".join([f"{prefix}{base + p:016X}" for p in positions])

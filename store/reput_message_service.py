@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import operator
 from collections.abc import Callable
 
 from store.dispatch import CommitLogDispatcher, DispatchRequest
@@ -20,6 +21,9 @@ __all__ = ["ReputMessageService", "ArrivingListener"]
 log = logging.getLogger(__name__)
 
 ArrivingListener = Callable[[str, int, int, int, int, dict], None]
+
+
+_SIZE = operator.attrgetter("msg_size")
 
 
 def _dispatch_each(dispatcher: CommitLogDispatcher, requests: list[DispatchRequest]) -> None:
@@ -109,6 +113,14 @@ class ReputMessageService:
                             while prepared and prepared[0].commit_log_offset < offset + rel:
                                 prepared.popleft()  # stale (the reput jumped past it)
                             run = []
+                            if prepared and prepared[0].commit_log_offset == offset + rel:
+                                last_req = prepared[-1]
+                                end_rel = last_req.commit_log_offset + last_req.msg_size - offset
+                                if end_rel <= n and end_rel - rel == sum(map(_SIZE, prepared)):
+                                    # all of them, back to back in this view: take them at once
+                                    run = list(prepared)
+                                    prepared.clear()
+                                    rel = end_rel
                             while prepared:
                                 head = prepared[0]
                                 if head.commit_log_offset != offset + rel or rel + head.msg_size > n:
