@@ -6,18 +6,14 @@ import asyncio
 import logging
 import zlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from remoting.body.kv import KVTable
-from remoting.body.register_broker import RegisterBrokerBody
-from remoting.body.topic_config import DataVersion, TopicConfigSerializeWrapper
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
-from remoting.header.namesrv import (
-    QueryDataVersionRequestHeader,
-    RegisterBrokerRequestHeader,
-    UnRegisterBrokerRequestHeader,
-)
+
+if TYPE_CHECKING:  # bodies and headers are imported where used: a broker without a NameServer never needs them
+    from remoting.body.topic_config import DataVersion, TopicConfigSerializeWrapper
 
 __all__ = ["BrokerOuterAPI", "RegisterBrokerResult", "BrokerIdentity"]
 
@@ -62,12 +58,17 @@ class BrokerOuterAPI:
         compressed: bool = False,
     ) -> list[RegisterBrokerResult]:
         """REGISTER_BROKER to every NameServer in parallel; failures are logged, not raised."""
+        from remoting.body.register_broker import RegisterBrokerBody
+
         if not self.namesrv_addrs:
             return []
         body = RegisterBrokerBody(topicConfigSerializeWrapper=wrapper).encode(compressed)
         crc = zlib.crc32(body) & 0x7FFFFFFF
 
         async def one(addr: str) -> RegisterBrokerResult | None:
+            from remoting.body.kv import KVTable
+            from remoting.header.namesrv import RegisterBrokerRequestHeader
+
             header = RegisterBrokerRequestHeader(
                 brokerName=ident.broker_name,
                 brokerAddr=ident.broker_addr,
@@ -105,6 +106,8 @@ class BrokerOuterAPI:
         """QUERY_DATA_VERSION to every NameServer: True if any has another version (or did not answer)."""
 
         async def one(addr: str) -> bool:
+            from remoting.header.namesrv import QueryDataVersionRequestHeader
+
             header = QueryDataVersionRequestHeader(
                 brokerName=ident.broker_name,
                 brokerAddr=ident.broker_addr,
@@ -126,6 +129,8 @@ class BrokerOuterAPI:
 
     async def unregister_broker_all(self, ident: BrokerIdentity, timeout_ms: int = 3000) -> None:
         async def one(addr: str) -> None:
+            from remoting.header.namesrv import UnRegisterBrokerRequestHeader
+
             header = UnRegisterBrokerRequestHeader(
                 brokerName=ident.broker_name,
                 brokerAddr=ident.broker_addr,

@@ -10,11 +10,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from broker.client_channel_info import CHANNEL_EXPIRED_TIMEOUT_MS, ClientChannelInfo
 from common.util import now_ms
-from remoting.body.heartbeat import SubscriptionData
+
+if TYPE_CHECKING:  # imported where used: not needed to start a broker
+    from remoting.body.heartbeat import SubscriptionData
 
 __all__ = ["ConsumerGroupInfo", "ConsumerManager"]
 

@@ -6,7 +6,6 @@ import logging
 from typing import Any
 
 from broker.config_manager import ConfigManager, pretty_json
-from remoting.body.admin import ConsumerOffsetSerializeWrapper
 
 __all__ = ["ConsumerOffsetManager", "TOPIC_GROUP_SEPARATOR"]
 
@@ -87,7 +86,11 @@ class ConsumerOffsetManager(ConfigManager):
         return pretty_json({"offsetTable": self.table})
 
     def encode_wire(self) -> bytes:
+        from remoting.body.admin import ConsumerOffsetSerializeWrapper
+
         return ConsumerOffsetSerializeWrapper(offsetTable=self.table).to_json()
 
     def decode(self, tree: Any) -> None:
+        from remoting.body.admin import ConsumerOffsetSerializeWrapper
+
         self.table.update(ConsumerOffsetSerializeWrapper.from_obj(tree).offsetTable)

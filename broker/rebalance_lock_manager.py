@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
-from remoting.body.consumer import MessageQueue
+if TYPE_CHECKING:  # imported where used: not needed to start a broker
+    from remoting.body.consumer import MessageQueue
 
 __all__ = ["RebalanceLockManager", "LockEntry", "LOCK_MAX_LIVE_TIME_MS"]
 

@@ -18,8 +18,6 @@ from typing import Any
 from broker.broker_stats_manager import BrokerStatsManager
 from common.config import ConfigError, format_properties, parse_properties, parse_value, to_properties
 from common.util import now_ms, write_file_atomic
-from remoting.body.kv import KVTable
-from remoting.body.topic_config import DataVersion
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 
@@ -46,6 +44,8 @@ class BrokerConfigProcessor:
         runtime_extra: Callable[[], dict[str, str]] | None = None,
         boot_timestamp: int | None = None,
     ):
+        from remoting.body.topic_config import DataVersion
+
         self.configs = configs
         self.store = store
         self.stats = stats
@@ -145,6 +145,8 @@ class BrokerConfigProcessor:
         return req.response_to(ResponseCode.SUCCESS, body=fastjson.dumps(body))
 
     def get_runtime_info(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        from remoting.body.kv import KVTable
+
         return req.response_to(ResponseCode.SUCCESS, body=KVTable(table=self.runtime_info()).to_json())
 
     def runtime_info(self) -> dict[str, str]:

@@ -15,11 +15,8 @@ from broker.topic_config_manager import TopicConfigManager
 from common import mixall, topic_validator
 from common.filter import ExpressionType
 from common.perm import PERM_READ, PERM_WRITE
-from remoting.body import BodyError
-from remoting.body.heartbeat import HeartbeatData, SubscriptionData
 from remoting.codes import LanguageCode, ResponseCode
 from remoting.command import RemotingCommand
-from remoting.header.broker import UnregisterClientRequestHeader
 
 __all__ = ["ClientManageProcessor"]
 
@@ -53,6 +50,9 @@ class ClientManageProcessor:
         self.filters = consumer_filter_manager
 
     def heart_beat(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        from remoting.body import BodyError
+        from remoting.body.heartbeat import HeartbeatData
+
         try:
             data = HeartbeatData.from_json(req.body)
         except BodyError as e:
@@ -97,6 +97,8 @@ class ClientManageProcessor:
         return req.response_to(ResponseCode.SUCCESS)
 
     def unregister_client(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        from remoting.header.broker import UnregisterClientRequestHeader
+
         h = req.decode_header(UnregisterClientRequestHeader)
         if h.producerGroup:
             self.producers.unregister_producer(h.producerGroup, conn)
@@ -110,6 +112,8 @@ class ClientManageProcessor:
 
     def check_client_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
         from remoting import fastjson
+        from remoting.body import BodyError
+        from remoting.body.heartbeat import SubscriptionData
 
         try:
             tree = fastjson.loads(req.body or b"")

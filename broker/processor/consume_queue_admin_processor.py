@@ -12,14 +12,8 @@ from typing import Any
 
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import TOPIC_GROUP_SEPARATOR, ConsumerOffsetManager
-from remoting.body.admin_extra import (
-    ConsumeQueueData,
-    QueryConsumeQueueResponseBody,
-    QueryCorrectionOffsetBody,
-)
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
-from remoting.header.admin_extra import QueryConsumeQueueRequestHeader, QueryCorrectionOffsetHeader
 from store.consume_queue import CQ_STORE_UNIT_SIZE
 
 __all__ = ["ConsumeQueueAdminProcessor", "fastjson_pretty", "LONG_MAX", "MAX_EXT_ADDR"]
@@ -63,6 +57,9 @@ class ConsumeQueueAdminProcessor:
         queue answers SUCCESS without a body and the remark "Index <i> of <queueId>@<topic> is not
         exist!", as RocketMQ does.
         """
+        from remoting.body.admin_extra import ConsumeQueueData, QueryConsumeQueueResponseBody
+        from remoting.header.admin_extra import QueryConsumeQueueRequestHeader
+
         h = req.decode_header(QueryConsumeQueueRequestHeader)
         # a plain table lookup: a name from the wire never reaches the file system here
         cq = self.store.consume_queues.find(h.topic, h.queueId)
@@ -109,6 +106,9 @@ class ConsumeQueueAdminProcessor:
         """Per queue of ``topic``: the smallest committed offset of every group except ``filterGroups``
         (offsets below the queue's min offset are ignored); a queue where ``compareGroup`` is behind
         that minimum gets Long.MAX_VALUE (nothing to correct)."""
+        from remoting.body.admin_extra import QueryCorrectionOffsetBody
+        from remoting.header.admin_extra import QueryCorrectionOffsetHeader
+
         h = req.decode_header(QueryCorrectionOffsetHeader)
         table = self.query_min_offset_in_all_group(h.topic, h.filterGroups)
         for qid, off in self.offsets.query_offsets(h.compareGroup, h.topic).items():

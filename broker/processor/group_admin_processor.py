@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from broker.broker_stats_manager import BrokerStatsManager
 from broker.config import BrokerConfig
@@ -18,29 +18,11 @@ from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
 from common import topic_validator
 from remoting import fastjson
-from remoting.body import BodyError
-from remoting.body.consumer import (
-    Connection,
-    ConsumerConnection,
-    ConsumeStats,
-    MessageQueue,
-    OffsetWrapper,
-    ProducerConnection,
-    ResetOffsetBody,
-    ResetOffsetBodyForC,
-)
-from remoting.body.subscription_group import SubscriptionGroupConfig
+
+if TYPE_CHECKING:  # imported where used: not needed to start a broker
+    from remoting.body.consumer import ConsumeStats, MessageQueue
 from remoting.codes import LanguageCode, RequestCode, ResponseCode
 from remoting.command import RemotingCommand
-from remoting.header.broker import (
-    CloneGroupOffsetRequestHeader,
-    DeleteSubscriptionGroupRequestHeader,
-    GetConsumerConnectionListRequestHeader,
-    GetConsumeStatsRequestHeader,
-    GetProducerConnectionListRequestHeader,
-    ResetOffsetRequestHeader,
-)
-from remoting.header.client_extra import GetConsumerStatusRequestHeader
 
 __all__ = ["GroupAdminProcessor"]
 
@@ -82,6 +64,9 @@ class GroupAdminProcessor:
     # -- subscription groups -----------------------------------------------------
 
     def update_and_create_subscription_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        from remoting.body import BodyError
+        from remoting.body.subscription_group import SubscriptionGroupConfig
+
         if self.is_slave:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
         try:
@@ -95,6 +80,8 @@ class GroupAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS)
 
     def delete_subscription_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        from remoting.header.broker import DeleteSubscriptionGroupRequestHeader
+
         if self.is_slave:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
         h = req.decode_header(DeleteSubscriptionGroupRequestHeader)
@@ -109,6 +96,9 @@ class GroupAdminProcessor:
     # -- progress -------------------------------------------------------------------
 
     def get_consume_stats(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        from remoting.body.consumer import ConsumeStats, MessageQueue, OffsetWrapper
+        from remoting.header.broker import GetConsumeStatsRequestHeader
+
         h = req.decode_header(GetConsumeStatsRequestHeader)
         group = h.consumerGroup
         topics = {h.topic} if h.topic else self.offsets.which_topic_by_consumer(group)
@@ -134,6 +124,8 @@ class GroupAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS, body=stats.to_json())
 
     def _consume_stats(self, group: str, topic: str, queue_nums: int) -> ConsumeStats:
+        from remoting.body.consumer import ConsumeStats, MessageQueue, OffsetWrapper
+
         stats = ConsumeStats()
         for qid in range(queue_nums):
             mq = MessageQueue(topic=topic, brokerName=self.broker_config.brokerName, queueId=qid)
@@ -170,6 +162,9 @@ class GroupAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS, body=fastjson.dumps(body))
 
     def get_consumer_connection_list(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        from remoting.body.consumer import Connection, ConsumerConnection
+        from remoting.header.broker import GetConsumerConnectionListRequestHeader
+
         h = req.decode_header(GetConsumerConnectionListRequestHeader)
         g = self.consumers.get_consumer_group_info(h.consumerGroup)
         if g is None:
@@ -187,6 +182,9 @@ class GroupAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS, body=body.to_json())
 
     def get_producer_connection_list(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        from remoting.body.consumer import Connection, ProducerConnection
+        from remoting.header.broker import GetProducerConnectionListRequestHeader
+
         h = req.decode_header(GetProducerConnectionListRequestHeader)
         infos = self.producers.get_connections(h.producerGroup)
         if not infos:
@@ -203,6 +201,9 @@ class GroupAdminProcessor:
 
     def reset_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
         """INVOKE_BROKER_TO_RESET_OFFSET: compute the table and push it to every online consumer."""
+        from remoting.body.consumer import MessageQueue, ResetOffsetBody, ResetOffsetBodyForC
+        from remoting.header.broker import ResetOffsetRequestHeader
+
         h = req.decode_header(ResetOffsetRequestHeader)
         tc = self.topics.select_topic_config(h.topic)
         if tc is None:
@@ -254,6 +255,8 @@ class GroupAdminProcessor:
         """INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223): ask each online consumer of the group (or only
         ``clientAddr``, a client id) with GET_CONSUMER_STATUS_FROM_CLIENT and gather the answers as
         GetConsumerStatusBody ``consumerTable`` (clientId -> {MessageQueue: offset})."""
+        from remoting.header.client_extra import GetConsumerStatusRequestHeader
+
         h = req.decode_header(GetConsumerStatusRequestHeader)
         g = self.consumers.get_consumer_group_info(h.group)
         if g is None or not g.channel_info_table:
@@ -299,6 +302,8 @@ class GroupAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS, body=content.encode("utf-8") if isinstance(content, str) else content)
 
     def clone_group_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        from remoting.header.broker import CloneGroupOffsetRequestHeader
+
         h = req.decode_header(CloneGroupOffsetRequestHeader)
         err = topic_validator.validate_group(h.destGroup)
         if err is not None:

@@ -6,8 +6,6 @@ import logging
 from typing import Any
 
 from broker.rebalance_lock_manager import RebalanceLockManager
-from remoting.body import BodyError
-from remoting.body.consumer import LockBatchRequestBody, LockBatchResponseBody, UnlockBatchRequestBody
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 
@@ -23,6 +21,9 @@ class LockProcessor:
         self.locks = lock_manager
 
     def lock_batch_mq(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        from remoting.body import BodyError
+        from remoting.body.consumer import LockBatchRequestBody, LockBatchResponseBody
+
         try:
             body = LockBatchRequestBody.from_json(req.body or b"")
         except (BodyError, ValueError) as e:
@@ -31,6 +32,9 @@ class LockProcessor:
         return req.response_to(ResponseCode.SUCCESS, body=LockBatchResponseBody(lockOKMQSet=granted).to_json())
 
     def unlock_batch_mq(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        from remoting.body import BodyError
+        from remoting.body.consumer import UnlockBatchRequestBody
+
         try:
             body = UnlockBatchRequestBody.from_json(req.body or b"")
         except (BodyError, ValueError) as e:

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from broker.producer_manager import ProducerManager
-from remoting.body.admin_extra import ProducerInfo, ProducerTableInfo
+
+if TYPE_CHECKING:  # imported where used: not needed to start a broker
+    from remoting.body.admin_extra import ProducerInfo, ProducerTableInfo
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
-from remoting.header.admin_extra import GetAllProducerInfoRequestHeader
 
 __all__ = ["ProducerInfoProcessor", "build_producer_table"]
 
 
 def build_producer_table(producers: ProducerManager) -> ProducerTableInfo:
     """ProducerManager.getProducerTable: group -> instances (from the heartbeats' channel table)."""
+    from remoting.body.admin_extra import ProducerInfo, ProducerTableInfo
+
     data: dict[str, list[ProducerInfo]] = {}
     for group, chans in list(producers.group_channel_table.items()):
         infos = [
@@ -40,5 +43,7 @@ class ProducerInfoProcessor:
         self.producers = producer_manager
 
     def get_all_producer_info(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        from remoting.header.admin_extra import GetAllProducerInfoRequestHeader
+
         req.decode_header(GetAllProducerInfoRequestHeader)
         return req.response_to(ResponseCode.SUCCESS, body=build_producer_table(self.producers).to_json())

@@ -24,7 +24,6 @@ from common.filter import ExpressionType
 from common.message import MessageConst, MessageExtBrokerInner
 from common.perm import is_readable
 from common.util import java_string_hash, now_ms
-from remoting.body.consumer import MessageQueue, OffsetMovedEvent
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header import HeaderError
@@ -259,6 +258,8 @@ class PullMessageProcessor:
             self.offsets.commit_offset(conn.remote_addr, group, topic, qid, offset)
 
     def _generate_offset_moved_event(self, group: str, topic: str, qid: int, requested: int, new: int) -> None:
+        from remoting.body.consumer import MessageQueue, OffsetMovedEvent
+
         try:
             event = OffsetMovedEvent(
                 consumerGroup=group,
