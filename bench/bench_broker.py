@@ -2,7 +2,11 @@
 
 Prints (never asserts):
 
-* start-up time: process start -> accepting connections;
+* start-up time: process start -> accepting connections (``--startup``: several
+  starts on an empty store and on a store of ``--startup-msgs`` messages; where
+  PYTHONDONTWRITEBYTECODE is set, every start compiles every module, so the
+  figure with a warm bytecode cache in a temporary PYTHONPYCACHEPREFIX, what any
+  normal install has, is printed too);
 * sends/s and p50/p99 latency, 1 KiB messages, 16 and 64 concurrent senders spread over client processes;
 * batch sends (16 messages per request);
 * pull throughput draining the backlog;
@@ -18,6 +22,7 @@ little as possible. Bounded in time and count. Usage::
 
     .venv/bin/python bench/bench_broker.py [--seconds 5] [--procs 4] [--body 1024] [--e2e-rate 5000]
         [--flush ASYNC_FLUSH|SYNC_FLUSH] [--keep] [--only-send] [--profile FILE]
+        [--startup [--startup-runs 5] [--startup-msgs 100000]]
 
 ``--profile FILE`` runs the broker under cProfile (stats written at its shutdown;
 read them with ``python -m pstats FILE``).
@@ -109,8 +114,8 @@ def pct(values: list[int], p: float) -> float:
     return values[min(len(values) - 1, int(len(values) * p))] / 1000.0
 
 
-def start_broker(workdir: str, flush: str, extra: dict[str, str], profile: str | None = None
-                 ) -> tuple[subprocess.Popen, int, float]:
+def start_broker(workdir: str, flush: str, extra: dict[str, str], profile: str | None = None,
+                 env: dict[str, str] | None = None) -> tuple[subprocess.Popen, int, float]:
     port = free_port()
     props = {
         "brokerClusterName": "BenchCluster",
@@ -131,7 +136,7 @@ def start_broker(workdir: str, flush: str, extra: dict[str, str], profile: str |
         # the broker under cProfile (stats written when it shuts down on SIGTERM)
         cmd = [sys.executable, "-m", "cProfile", "-o", profile, "-m", "broker", "-c", conf]
     p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": ROOT})
+                         env=env or {**os.environ, "PYTHONPATH": ROOT})
     deadline = t0 + 30
     while not port_open(port):
         if p.poll() is not None or time.monotonic() > deadline:
@@ -200,6 +205,66 @@ def cpu_line(r: dict) -> str:
             f"clients {r['client_cpu'] / max(r['msgs'], 1) * 1e6:.1f} us/msg")
 
 
+def stop_broker(p: subprocess.Popen) -> None:
+    p.terminate()
+    try:
+        p.wait(30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
+def startup_times(workdir: str, runs: int, env: dict[str, str] | None = None) -> list[float]:
+    """Start and stop a broker on ``workdir``'s store ``runs`` times; start-up seconds of each."""
+    times = []
+    for _ in range(runs):
+        p, _port, s = start_broker(workdir, "ASYNC_FLUSH", {}, env=env)
+        times.append(s)
+        stop_broker(p)
+    return times
+
+
+def fmt_ms(times: list[float]) -> str:
+    ms = sorted(t * 1000 for t in times)
+    return f"min {ms[0]:.0f} ms, median {ms[len(ms) // 2]:.0f} ms, max {ms[-1]:.0f} ms ({len(ms)} starts)"
+
+
+def startup_bench(args) -> None:
+    """Start-up on an empty store and on a store of ``--startup-msgs`` 1 KiB messages."""
+    workdir = tempfile.mkdtemp(prefix="bench-broker-start-")
+    envs = [("", None)]
+    cache = None
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        cache = tempfile.mkdtemp(prefix="bench-pycache-")
+        warm = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        warm.update(PYTHONPATH=ROOT, PYTHONPYCACHEPREFIX=cache)
+        envs = [(" (PYTHONDONTWRITEBYTECODE set: every module compiled)", None),
+                (" (bytecode cached)", warm)]
+        startup_times(workdir, 1, warm)  # fills the cache
+    try:
+        for label, env in envs:
+            print(f"start-up, empty store{label}: {fmt_ms(startup_times(workdir, args.startup_runs, env))}")
+        p, port, _ = start_broker(workdir, "ASYNC_FLUSH", {})
+        addr = f"127.0.0.1:{port}"
+        create_topic(addr, "BenchTopic", 8)
+        ctx = mp.get_context("fork")
+        sent = 0
+        with ctx.Pool(args.procs) as pool:
+            while sent < args.startup_msgs:
+                r = send_round(pool, addr, "BenchTopic", 64, args.procs, 60.0, 1024, 16, 8,
+                               (args.startup_msgs - sent + 15) // 16, p.pid)
+                if r["msgs"] == 0:
+                    raise SystemExit(f"no messages stored: {r['codes']}")
+                sent += r["msgs"]
+        stop_broker(p)
+        for label, env in envs:
+            print(f"start-up, store of {sent} messages{label}: {fmt_ms(startup_times(workdir, args.startup_runs, env))}")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+        if cache:
+            shutil.rmtree(cache, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=5.0, help="duration of each send round")
@@ -212,7 +277,14 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the store directory")
     ap.add_argument("--profile", metavar="FILE", help="run the broker under cProfile, stats to FILE")
     ap.add_argument("--only-send", action="store_true", help="skip the pull and end-to-end rounds")
+    ap.add_argument("--startup", action="store_true", help="only the start-up figures (empty and filled store)")
+    ap.add_argument("--startup-runs", type=int, default=5)
+    ap.add_argument("--startup-msgs", type=int, default=100_000)
     args = ap.parse_args()
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.startup:
+        startup_bench(args)
+        return
 
     workdir = tempfile.mkdtemp(prefix="bench-broker-")
     broker, port, start_s = start_broker(workdir, args.flush, {}, args.profile)
