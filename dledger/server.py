@@ -12,6 +12,8 @@ Public API::
     server = DLedgerServer(config, on_role_change=cb, on_committed=hook, async_flush=True)
     await server.start()
     index, pos = await server.append(b"...")      # completes once committed
+    # peers: VOTE, HEART_BEAT, PUSH, LEADERSHIP_TRANSFER; clients: APPEND (body or batchMsgs),
+    # GET, METADATA; PULL answers UNSUPPORTED (not served by DLedger either)
     code = await server.transfer_leadership("n2")
     server.leader_lost(term)                      # follower: the leader's process is gone
     await server.stop()
@@ -137,6 +139,7 @@ class DLedgerServer:
         self._server.register_processor(int(RequestCode.APPEND), self._on_append_request)
         self._server.register_processor(int(RequestCode.METADATA), self._on_metadata_request)
         self._server.register_processor(int(RequestCode.GET), self._on_get_request)
+        self._server.register_processor(int(RequestCode.PULL), self._on_pull_request)
         await self._server.start()
         self._client = RemotingClient()
         self._ticker = asyncio.get_running_loop().create_task(self._tick_loop())
@@ -426,11 +429,21 @@ class DLedgerServer:
         conn.send_response(req.response_to(200, body=m.encode()))
 
     def _on_append_request(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | None:
-        """A DLedger client's APPEND (AppendEntryRequest, body base64): answered once committed."""
+        """A DLedger client's APPEND, answered once committed: AppendEntryRequest (``body``, base64)
+        or BatchAppendEntryRequest (``batchMsgs``, a list of base64 bodies: one entry each, the
+        answer carries the last entry's index and pos, as DLedger's batch future does)."""
         core = self.core
         try:
             d = fastjson.loads(req.body or b"{}")
-            data = base64.b64decode(d.get("body") or "")
+            if not isinstance(d, dict):
+                raise ValueError("the request is not a JSON object")
+            batch = d.get("batchMsgs")
+            if batch is not None:
+                if not isinstance(batch, list):
+                    raise ValueError("batchMsgs is not a list")
+                bodies = [base64.b64decode(x or "", validate=True) for x in batch]
+            else:
+                bodies = [base64.b64decode(d.get("body") or "")]
         except (ValueError, TypeError) as e:
             return req.response_to(
                 200, body=fastjson.dumps({"code": int(C.UNEXPECTED_ARGUMENT)}), remark=str(e)
@@ -438,9 +451,19 @@ class DLedgerServer:
         base = {"group": self.config.group, "leaderId": core.leader_id, "term": core.term}
         if d.get("group", self.config.group) != self.config.group:
             return req.response_to(200, body=fastjson.dumps({**base, "code": int(C.UNKNOWN_GROUP)}))
+        if not bodies:
+            return req.response_to(
+                200, body=fastjson.dumps({**base, "code": int(C.REQUEST_WITH_EMPTY_BODYS), "index": -1, "pos": -1})
+            )
         try:
-            entry = core.propose(data)
+            if len(bodies) > 1 and core.pusher.pending_count() + len(bodies) > self.config.maxPendingRequestsNum:
+                raise DLedgerError(C.LEADER_PENDING_FULL, "too many appends waiting for quorum")
+            for data in bodies:
+                entry = core.propose(data)
         except DLedgerError as e:
+            # nothing of the batch was appended unless the leadership changed meanwhile (impossible
+            # within this synchronous loop) or the disk filled: either way the client retries
+            self._schedule_ready()
             return req.response_to(
                 200, body=fastjson.dumps({**base, "code": int(e.code), "index": -1, "pos": -1})
             )
@@ -467,6 +490,14 @@ class DLedgerServer:
         return req.response_to(
             200, body=fastjson.dumps({**base, "code": int(C.SUCCESS), "entries": [e.to_json()]})
         )
+
+    def _on_pull_request(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
+        """PULL (PullEntriesRequest): DLedger 0.3.1.2 defines it but serves nothing (spec §8);
+        answered explicitly with UNSUPPORTED instead of leaving the caller to time out."""
+        core = self.core
+        body = {"group": self.config.group, "code": int(C.UNSUPPORTED), "leaderId": core.leader_id,
+                "term": core.term, "entries": []}
+        return req.response_to(200, body=fastjson.dumps(body), remark="PULL is not implemented by DLedger")
 
     def _on_metadata_request(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         body = {

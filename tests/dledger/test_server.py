@@ -139,6 +139,25 @@ async def test_transfer_leadership_and_client_append_rpc(tmp_path):
         assert resp.code == 200 and out["code"] == C.SUCCESS and out["index"] >= 1
         assert target.server.get_entry(out["index"]).body == b"via rpc"
         out_index = out["index"]
+        # BatchAppendEntryRequest: one entry per body, answered with the last entry's index and pos
+        bodies = [b"b0", b"b1" * 50, b"b2"]
+        batch = {"group": "g", "remoteId": target.cfg.selfId,
+                 "batchMsgs": [base64.b64encode(x).decode() for x in bodies]}
+        resp = await client.invoke(
+            addr, RemotingCommand.request(int(RequestCode.APPEND), body=fastjson.dumps(batch))
+        )
+        got_batch = fastjson.loads(resp.body)
+        assert got_batch["code"] == C.SUCCESS and got_batch["index"] == out_index + 3
+        last = target.server.get_entry(got_batch["index"])
+        assert got_batch["pos"] == last.pos and last.body == b"b2"
+        assert [target.server.get_entry(out_index + k).body for k in (1, 2, 3)] == bodies
+        assert target.server.committed_index >= out_index + 3
+        empty = {**batch, "batchMsgs": []}
+        resp = await client.invoke(
+            addr, RemotingCommand.request(int(RequestCode.APPEND), body=fastjson.dumps(empty))
+        )
+        assert fastjson.loads(resp.body)["code"] == C.REQUEST_WITH_EMPTY_BODYS
+        assert target.server.storage.ledger_end_index == out_index + 3  # nothing appended
         # Sent to a follower: NOT_LEADER with the leader's id.
         faddr = ld.server.peers[ld.cfg.selfId]
         resp = await client.invoke(
@@ -146,6 +165,10 @@ async def test_transfer_leadership_and_client_append_rpc(tmp_path):
         )
         out = fastjson.loads(resp.body)
         assert out["code"] == C.NOT_LEADER and out["leaderId"] == target.cfg.selfId
+        # PULL exists in DLedger's protocol but is not served: an explicit UNSUPPORTED, no timeout
+        pull = {"group": "g", "remoteId": ld.cfg.selfId, "nodeId": ld.cfg.selfId, "beginIndex": 0}
+        resp = await client.invoke(faddr, RemotingCommand.request(int(RequestCode.PULL), body=fastjson.dumps(pull)))
+        assert resp.code == 200 and fastjson.loads(resp.body)["code"] == C.UNSUPPORTED
         resp = await client.invoke(faddr, RemotingCommand.request(int(RequestCode.METADATA), body=b"{}"))
         assert fastjson.loads(resp.body)["leaderId"] == target.cfg.selfId
         get = RemotingCommand.request(int(RequestCode.GET), body=fastjson.dumps({"beginIndex": out_index}))
