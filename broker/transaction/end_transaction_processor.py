@@ -75,12 +75,15 @@ class EndTransactionProcessor:
                 self.rolled_back += 1
         return req.response_to(result.code, result.remark)
 
-    async def _put_final(self, inner) -> tuple[int, str | None, bool]:
+    async def _put_final(self, inner) -> tuple[int, str | None, bool, int]:
+        """(code, remark, stored, commit-log offset of an appended but unconfirmed message or -1)."""
         if self.rewrite_delay is not None:
             inner = self.rewrite_delay(inner)  # a committed delayed message waits in SCHEDULE_TOPIC_XXXX
         r = await self.store.put_message_async(inner)
         if r is None:
-            return ResponseCode.SYSTEM_ERROR, "store putMessage return null", False
+            return ResponseCode.SYSTEM_ERROR, "store putMessage return null", False, -1
         code, remark, stored = put_status_to_response(r.status.name, self.max_message_size)
+        ar = r.append_result
+        unconfirmed = ar.wrote_offset if not stored and ar is not None and ar.wrote_offset > 0 else -1
         # a commit whose final message is stored counts as SUCCESS even if flush/replication lagged
-        return (ResponseCode.SUCCESS if stored else code), (None if stored else remark), stored
+        return (ResponseCode.SUCCESS if stored else code), (None if stored else remark), stored, unconfirmed

@@ -143,6 +143,12 @@ class TransactionalMessageBridge:
         """Store ``inner`` and wait until it is stored (DLedger: until a quorum has it)."""
         return await self.store.put_message_async(inner)
 
+    def append_outcome(self, commit_log_offset: int) -> bool | None:
+        """Whether a message whose put failed after it was appended is stored after all: True, False
+        (put it again) or None (not decided yet). Only a DLedger commit log can tell; otherwise False."""
+        ask = getattr(getattr(self.store, "commit_log", None), "append_outcome", None)
+        return False if ask is None else ask(commit_log_offset)
+
     async def put_op_message(self, half: MessageExt) -> bool:
         """Write the remove marker for ``half`` (tag ``d``, body = its queue offset).
 

@@ -159,6 +159,9 @@ class TransactionalMessageService:
         self.clock = clock
         self._resolved: OrderedDict[str, int] = OrderedDict()  # UNIQ_KEY (or @offset) -> COMMIT/ROLLBACK
         self._resolved_offsets: set[int] = set()  # half queue offsets with an op marker
+        # UNIQ_KEY (or @offset) -> commit-log offset of a final message whose put failed after it was
+        # appended (DLedger: the quorum did not answer in time); settled by bridge.append_outcome
+        self._unconfirmed_final: dict[str, int] = {}
         self._rebuilt = False
 
     # -- idempotency ------------------------------------------------------------------
@@ -223,9 +226,9 @@ class TransactionalMessageService:
         return self.bridge.look_message_by_offset(commit_log_offset)
 
     async def end_transaction(self, half: MessageExt, kind: int, commit_log_offset: int,
-                              put_final: Callable[[MessageExtBrokerInner], Awaitable[tuple[int, str | None, bool]]]
-                              ) -> EndResult:
-        """Commit (``await put_final(inner)`` -> (code, remark, stored)) or roll back a verified half message.
+                              put_final: Callable[[MessageExtBrokerInner], Awaitable[tuple]]) -> EndResult:
+        """Commit (``await put_final(inner)`` -> (code, remark, stored[, unconfirmed offset])) or roll
+        back a verified half message.
 
         The final message and the op marker are awaited until stored (DLedger: replicated to a
         quorum). A commit whose final message could not be stored answers the store's error: the
@@ -237,10 +240,31 @@ class TransactionalMessageService:
                 what = "committed" if prior == COMMIT else "rolled back"
                 return EndResult(ResponseCode.SYSTEM_ERROR, f"the transaction was already {what}", duplicate=True)
             return EndResult(ResponseCode.SUCCESS, duplicate=True)
+        key = self._key(half)
+        pending = self._unconfirmed_final.get(key)
+        if pending is not None:
+            # an earlier commit's final message was appended but not confirmed (DLedger: no quorum
+            # in time); it may still commit, so it is never written twice
+            outcome = self.bridge.append_outcome(pending)
+            if outcome is None:
+                return EndResult(ResponseCode.SYSTEM_ERROR, "an earlier commit of this transaction is not settled yet")
+            del self._unconfirmed_final[key]
+            if outcome:
+                if kind != COMMIT:
+                    self._remember(half, COMMIT)
+                    return EndResult(ResponseCode.SYSTEM_ERROR, "the transaction was already committed",
+                                     duplicate=True)
+                await self.bridge.put_op_message(half)
+                self._remember(half, kind)
+                return EndResult(ResponseCode.SUCCESS, written=True)
         if kind == COMMIT:
             inner = end_message_transaction(half, commit_log_offset)
-            code, remark, stored = await put_final(inner)
+            code, remark, stored, *unconfirmed = await put_final(inner)
             if not stored:
+                if unconfirmed and unconfirmed[0] >= 0:
+                    self._unconfirmed_final[key] = unconfirmed[0]
+                    while len(self._unconfirmed_final) > RESOLVED_CACHE_MAX:
+                        self._unconfirmed_final.pop(next(iter(self._unconfirmed_final)))
                 return EndResult(code, remark)
             # the final message is stored: the commit succeeded; a missing op marker only means a
             # later check finds the copy resolved through the remembered key (or asks again)
