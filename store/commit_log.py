@@ -40,7 +40,7 @@ from common.message import (
     string_to_properties,
 )
 from common.util import java_string_hash, now_ms
-from store.config import MessageStoreConfig
+from store.config import FlushDiskType, MessageStoreConfig
 from store.dispatch import DispatchRequest
 from store.message_store import (
     AppendMessageResult,
@@ -234,6 +234,9 @@ class CommitLog:
         self.prepared: deque[DispatchRequest] | None = None
         self.prepared_capacity = PREPARED_DISPATCH_CAPACITY
         self.begin_time_in_lock = 0
+        # fill the page cache ahead of the writer (MappedFile.warm_ahead); not under SYNC_FLUSH, where
+        # every group commit would also write the zeros ahead to disk
+        self._warm = config.flushDiskType is not FlushDiskType.SYNC_FLUSH
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -305,8 +308,11 @@ class CommitLog:
         files = self.mapped_file_queue.mapped_files
         if files:
             mf = files[-1]
-            if mf.wrote_position + total + END_FILE_MIN_BLANK_LENGTH <= mf.file_size:
-                return mf  # the usual case: room in the last file
+            end = mf.wrote_position + total
+            if end + END_FILE_MIN_BLANK_LENGTH <= mf.file_size:  # the usual case: room in the last file
+                if end > mf.warmed_to and self._warm:
+                    mf.warm_ahead(end)
+                return mf
         q = self.mapped_file_queue
         mf = q.get_last_mapped_file_or_create(0)
         if mf is None:
@@ -316,6 +322,8 @@ class CommitLog:
             _BLANK.pack_into(mf.mm, mf.wrote_position, remaining, BLANK_MAGIC_CODE)
             mf.wrote_position = mf.committed_position = mf.file_size
             mf = q.get_last_mapped_file_or_create(0)
+        if mf is not None and self._warm:
+            mf.warm_ahead(mf.wrote_position + total)
         return mf
 
     def _topic_bytes(self, topic: str) -> bytes | None:
