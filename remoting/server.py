@@ -3,7 +3,8 @@
 Handlers have the shape ``handler(request, connection)`` and return a
 :class:`RemotingCommand` (written at once, batched per read), ``None`` (nothing
 is written; the handler may answer later with ``connection.send_response``) or
-an awaitable of either (run as a task). Unknown codes get
+an awaitable of either (run as a task); a handler returning ``None`` may also
+``connection.defer`` work to the end of the read (see remoting.connection). Unknown codes get
 REQUEST_CODE_NOT_SUPPORTED; a raising handler gets SYSTEM_ERROR with the error
 text as remark. Oneway requests never get a response. A malformed or
 oversized frame closes only that connection.
