@@ -8,13 +8,14 @@ the index. Each dispatcher is a small object with one ``dispatch`` method.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Protocol
 
 from common.message import MessageSysFlag, string_to_properties
 
 __all__ = [
     "DispatchRequest",
+    "LazyProperties",
     "CommitLogDispatcher",
     "CommitLogDispatcherBuildConsumeQueue",
     "CommitLogDispatcherBuildIndex",
@@ -69,10 +70,46 @@ class DispatchRequest:
     def properties(self, value: dict[str, str]) -> None:
         self._properties = value
 
+    def properties_mapping(self) -> Mapping[str, str]:
+        """The properties as a read-only mapping that parses them only when first read.
+
+        For callers that usually do not look (the arriving listener: only held pulls with a
+        SQL92 filter read them), so a dispatched record costs no property parsing.
+        """
+        p = self._properties
+        return p if p is not None else LazyProperties(self)
+
     def __repr__(self) -> str:
         return (f"DispatchRequest(topic={self.topic!r}, queue_id={self.queue_id}, "
                 f"commit_log_offset={self.commit_log_offset}, msg_size={self.msg_size}, "
                 f"consume_queue_offset={self.consume_queue_offset}, success={self.success})")
+
+
+class LazyProperties(Mapping):
+    """Read-only view of a DispatchRequest's properties, parsed on first access."""
+
+    __slots__ = ("_request",)
+
+    def __init__(self, request: DispatchRequest) -> None:
+        self._request = request
+
+    def __getitem__(self, key: str) -> str:
+        return self._request.properties[key]
+
+    def get(self, key: str, default=None):
+        return self._request.properties.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._request.properties
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._request.properties)
+
+    def __len__(self) -> int:
+        return len(self._request.properties)
+
+    def __repr__(self) -> str:
+        return f"LazyProperties({self._request.properties!r})"
 
 
 class CommitLogDispatcher(Protocol):

@@ -12,7 +12,7 @@ import contextlib
 import functools
 import logging
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from store.dispatch import CommitLogDispatcher, DispatchRequest
 
@@ -20,7 +20,9 @@ __all__ = ["ReputMessageService", "ArrivingListener"]
 
 log = logging.getLogger(__name__)
 
-ArrivingListener = Callable[[str, int, int, int, int, dict], None]
+# (topic, queue_id, next queue offset, tags code, store time, properties): the properties are a
+# Mapping parsed only if the listener reads them
+ArrivingListener = Callable[[str, int, int, int, int, Mapping], None]
 
 
 _SIZE = operator.attrgetter("msg_size")
@@ -133,7 +135,7 @@ class ReputMessageService:
                                 if listener is not None:
                                     for req in run:
                                         listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,
-                                                 req.store_timestamp, req.properties)
+                                                 req.store_timestamp, req.properties_mapping())
                                 last = run[-1]
                                 count += len(run)
                                 self.reput_from_offset = offset + rel
@@ -145,7 +147,7 @@ class ReputMessageService:
                                 d.dispatch(req)
                             if listener is not None:
                                 listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,
-                                         req.store_timestamp, req.properties)
+                                         req.store_timestamp, req.properties_mapping())
                             last = req
                             rel += size
                             count += 1

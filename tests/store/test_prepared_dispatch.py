@@ -221,3 +221,26 @@ def test_slave_append_data_is_parsed_into_the_masters_files(tmp_path, fixed_cloc
     master.shutdown_sync()
     slave.shutdown_sync()
     assert _snapshot(tmp_path / "m") == _snapshot(tmp_path / "s")
+
+
+def test_arriving_listener_gets_properties_parsed_only_when_read(tmp_path):
+    from collections.abc import Mapping
+
+    from common.message import string_to_properties
+
+    arrived = []
+    s = open_store(_config(tmp_path / "l"), arriving_listener=lambda *a: arrived.append(a))
+    msgs = [make_msg("T0", 0, b"x", tags="tg", keys="a b", props={"color": "red", "é": "ü"}) for _ in range(3)]
+    _put_all(s, msgs[:2])
+    s.dispatch_pending()  # prepared requests
+    s.commit_log.prepared = None
+    _put_all(s, msgs[2:])
+    s.dispatch_pending()  # parsed from the log
+    assert [a[2] for a in arrived] == [1, 2, 3]  # next queue offsets
+    for a in arrived:
+        props = a[5]
+        assert isinstance(props, Mapping)
+        assert props.get("color") == "red" and props["é"] == "ü" and "TAGS" in props
+        assert dict(props) == string_to_properties(msgs[0].properties_string)
+        assert props.get("missing", "d") == "d" and len(props) == 4
+    s.shutdown_sync()
