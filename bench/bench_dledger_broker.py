@@ -320,7 +320,7 @@ def main() -> None:
                 shutil.rmtree(root, ignore_errors=True)
     if not args.skip_failover and args.kills > 0:
         root = tempfile.mkdtemp(prefix="bench-dledger-")
-        cl = Cluster(root, dledger=True)
+        cl = Cluster(root, dledger=True, extra={"enableBatchPush": "true"} if args.batch_push else None)
         try:
             cl.start()
             asyncio.run(failover_rounds(cl, args.kills))

@@ -47,6 +47,7 @@ FIRST_DELAY_MS = 1000  # first run of a level task after start, as RocketMQ
 DELAY_FOR_A_WHILE_MS = 100  # retry after a failed put / missing queue
 DELAY_FOR_A_PERIOD_MS = 10_000  # retry after an unexpected error
 IDLE_RECHECK_MS = 1000  # a drained level re-reads its queue this often even without a wake-up
+PUT_WINDOW = 32  # due units of one level whose puts are awaited together (each waits for a quorum)
 
 
 def delay_level_to_queue_id(level: int) -> int:
@@ -146,9 +147,10 @@ class ScheduleMessageService:
         self._events: dict[int, asyncio.Event] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waker_installed = False
-        # level -> (queue offset, commit-log offset) of a put that failed after its DLedger entry was
-        # appended (or succeeded after a stop): decided by _outcome before the unit is put again
-        self._unconfirmed: dict[int, tuple[int, int]] = {}
+        # level -> {queue offset: commit-log offset} of units at or past the level's offset whose put
+        # failed after its DLedger entry was appended (-1: the message is stored), settled by _outcome
+        # before the unit is put again
+        self._unconfirmed: dict[int, dict[int, int]] = {}
 
     # -- offsets -----------------------------------------------------------------
 
@@ -275,12 +277,13 @@ class ScheduleMessageService:
     async def _deliver_due(self, level: int, batch: int = 256) -> float | None:
         """Deliver due units of ``level``; return ms to wait (None: queue drained, 0: more to do now).
 
-        Each put is awaited (``put_message_async``: in DLedger mode until a quorum has the
-        message) and the level's offset moves past a unit only once its message is stored.
-        A put that failed after its DLedger entry was appended is not repeated until the
-        commit log tells that entry's fate (``append_outcome``): committed, the unit is
-        done; lost, it is put again. So a delayed message is delivered once even when the
-        quorum was missing at its due time.
+        Puts are awaited (``put_message_async``: in DLedger mode until a quorum has the
+        message), up to ``PUT_WINDOW`` of consecutive due units at a time, and the level's
+        offset only moves over units whose message is stored. A unit whose put failed after
+        its DLedger entry was appended is not put again until the commit log tells that
+        entry's fate (``append_outcome``): committed, the unit is done; lost, it is put
+        again. So a delayed message is delivered once even when the quorum was missing at
+        its due time.
         """
         cq = self._find_cq(level)
         table = self.offsets.table
@@ -295,60 +298,92 @@ class ScheduleMessageService:
             if offset > hi:
                 table[level] = hi
             return None
+        known = self._unconfirmed.setdefault(level, {})
+        for o in [o for o in known if o < offset]:
+            del known[o]  # the level's offset moved past them (synced from another master)
         delay = self.delay_levels_ms[level - 1]
         done = 0
         while offset < hi and done < batch and self.started:
-            unit = cq.get_unit(offset)
-            if unit is None:
-                return DELAY_FOR_A_WHILE_MS
-            phys, size, tags_code = unit
-            now = self.clock()
-            deliver_at = tags_code if tags_code <= now + delay else now  # clock went back: deliver now
-            if deliver_at > now:
-                return deliver_at - now
-            pending = self._unconfirmed.get(level)
-            if pending is not None and pending[0] != offset:
-                del self._unconfirmed[level]  # the level's offset moved on (synced from another master)
-                pending = None
-            outcome = self._outcome(pending[1]) if pending is not None else False
-            if outcome is None:
-                return DELAY_FOR_A_WHILE_MS  # the earlier attempt may still commit: do not put it twice
-            if outcome:
-                self._unconfirmed.pop(level, None)
-                self.delivered += 1
-            else:
-                self._unconfirmed.pop(level, None)
-                ext = self.store.look_message_by_offset(phys, size)
-                if ext is not None:
-                    inner = message_timeup(ext)
-                    if inner is None or inner.topic == mixall.RMQ_SYS_TRANS_HALF_TOPIC:
-                        log.error("discarding schedule message at %d (real topic %r)", phys,
-                                  None if inner is None else inner.topic)
-                    else:
-                        result = await self._put(level, offset, inner)
-                        if not self.started:
-                            # stopped while waiting (role change): the offset stays for the next master
-                            self._keep_unconfirmed(level, offset, result)
-                            return None
-                        if result is None or not result.is_ok():
-                            log.warning("delivering delayed message of level %d failed: %s", level,
-                                        None if result is None else result.status)
-                            self._keep_unconfirmed(level, offset, result)
-                            return DELAY_FOR_A_WHILE_MS
+            # the window: consecutive due units from ``offset``, each settled (stored), to put, or skipped
+            wait_ms: float | None = None
+            window: list[tuple[int, MessageExtBrokerInner | None]] = []  # (unit offset, message to put)
+            o = offset
+            while o < hi and len(window) < PUT_WINDOW and done + len(window) < batch:
+                unit = cq.get_unit(o)
+                if unit is None:
+                    wait_ms = DELAY_FOR_A_WHILE_MS
+                    break
+                phys, size, tags_code = unit
+                now = self.clock()
+                deliver_at = tags_code if tags_code <= now + delay else now  # clock went back: deliver now
+                if deliver_at > now:
+                    wait_ms = deliver_at - now
+                    break
+                if o in known:
+                    outcome = self._outcome(known[o])
+                    if outcome is None:
+                        wait_ms = DELAY_FOR_A_WHILE_MS  # an earlier attempt may still commit: not twice
+                        break
+                    if outcome:
+                        if known[o] >= 0:
+                            self.delivered += 1
+                        known[o] = -1  # stored: nothing to put, dropped once the offset passes it
+                        window.append((o, None))
+                        o += 1
+                        continue
+                    del known[o]
+                window.append((o, self._timeup_message(phys, size)))
+                o += 1
+            if not window:
+                return wait_ms
+            puts = [(o, inner) for o, inner in window if inner is not None]
+            results = dict(zip((o for o, _ in puts), await self._put_all(level, puts), strict=True)) if puts else {}
+            if not self.started:
+                return None  # stopped while waiting (role change): _put_all kept what is known
+            advancing = True
+            for o, inner in window:
+                if inner is not None:
+                    r = results[o]
+                    if r is not None and r.is_ok():
                         self.delivered += 1
-            offset += 1
-            table[level] = offset
-            done += 1
+                        known[o] = -1
+                    else:
+                        log.warning("delivering delayed message of level %d failed: %s", level,
+                                    None if r is None else r.status)
+                        self._keep_unconfirmed(level, o, r)
+                        advancing = False
+                if advancing:
+                    known.pop(o, None)
+                    offset = o + 1
+                    table[level] = offset
+                    done += 1
+            if not advancing:
+                return DELAY_FOR_A_WHILE_MS
+            if wait_ms is not None:
+                return wait_ms
         return 0 if offset < hi and self.started else None
 
+    def _timeup_message(self, phys: int, size: int) -> MessageExtBrokerInner | None:
+        """The message to deliver for the unit at ``phys`` (None: nothing to deliver, discarded)."""
+        ext = self.store.look_message_by_offset(phys, size)
+        if ext is None:
+            return None
+        inner = message_timeup(ext)
+        if inner is None or inner.topic == mixall.RMQ_SYS_TRANS_HALF_TOPIC:
+            log.error("discarding schedule message at %d (real topic %r)", phys, None if inner is None else inner.topic)
+            return None
+        return inner
+
     def _keep_unconfirmed(self, level: int, offset: int, result: Any) -> None:
-        """Remember a put whose message may be stored although the level's offset did not move past it."""
+        """Remember the unit at ``offset`` whose message may be stored although the level's offset did not
+        move past it: stored (-1), or its DLedger entry was appended and may still commit."""
+        known = self._unconfirmed.setdefault(level, {})
         if result is not None and result.is_ok():
-            self._unconfirmed[level] = (offset, -1)  # stored, but the service stopped before counting it
+            known[offset] = -1
             return
         ar = getattr(result, "append_result", None) if result is not None else None
         if ar is not None and ar.wrote_offset > 0 and self._outcome_oracle() is not None:
-            self._unconfirmed[level] = (offset, ar.wrote_offset)  # its DLedger entry may still commit
+            known[offset] = ar.wrote_offset
 
     def _outcome_oracle(self) -> Callable[[int], bool | None] | None:
         return getattr(getattr(self.store, "commit_log", None), "append_outcome", None)
@@ -360,18 +395,27 @@ class ScheduleMessageService:
         ask = self._outcome_oracle()
         return False if ask is None else ask(wrote_offset)
 
-    async def _put(self, level: int, offset: int, inner: MessageExtBrokerInner) -> Any:
-        """Await the put; if the service stops meanwhile, the outcome is remembered for the next start."""
-        put = asyncio.ensure_future(self.store.put_message_async(inner))
+    async def _put_all(self, level: int, puts: list[tuple[int, MessageExtBrokerInner]]) -> list[Any]:
+        """Put the messages in order (they are appended in this order) and await all of them; if the
+        service stops meanwhile, each outcome is remembered for the next start."""
+        tasks = [asyncio.ensure_future(self.store.put_message_async(inner)) for _o, inner in puts]
         try:
-            return await asyncio.shield(put)
+            results = await asyncio.shield(asyncio.gather(*tasks, return_exceptions=True))
         except asyncio.CancelledError:
-            def keep(f: asyncio.Future) -> None:
-                ok = not f.cancelled() and f.exception() is None
-                self._keep_unconfirmed(level, offset, f.result() if ok else None)
+            for (o, _inner), t in zip(puts, tasks, strict=True):
+                def keep(f: asyncio.Future, o: int = o) -> None:
+                    ok = not f.cancelled() and f.exception() is None
+                    self._keep_unconfirmed(level, o, f.result() if ok else None)
 
-            put.add_done_callback(keep)
+                t.add_done_callback(keep)
             raise
+        out = []
+        for r in results:
+            if isinstance(r, BaseException):
+                log.error("delayed message put raised: %r", r)
+                r = None
+            out.append(r)
+        return out
 
 
 def message_timeup(ext: MessageExt) -> MessageExtBrokerInner | None:

@@ -106,6 +106,13 @@ async def test_internal_puts_wait_for_the_quorum(procs, tmp_path, batch_push):
         assert r.code == ResponseCode.SUCCESS, r.remark
         await async_wait_until(lambda: _max_is(c, m, "IpDelayT", 2), 30, 0.02, "fence delivered")
         assert [x.body for x in await pull_all(c, m, "IpDelayT")] == [b"due-while-stopped", b"fence"]
+        # many units due at once are delivered together (a window of puts awaiting the quorum), once each
+        many = [b"many-%03d" % k for k in range(100)]
+        rs = await asyncio.gather(*(send(c, m, b, topic="IpDelayT", props={"DELAY": "1"}) for b in many))
+        assert all(r.code == ResponseCode.SUCCESS for r in rs)
+        await async_wait_until(lambda: _max_is(c, m, "IpDelayT", 102), 30, 0.02, "100 delayed messages delivered")
+        got = [x.body for x in await pull_all(c, m, "IpDelayT")]
+        assert len(got) == 102 and sorted(got[2:]) == many
 
 
 _FAILED_DELIVERY = "delivering delayed message of level 1 failed"
