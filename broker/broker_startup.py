@@ -422,7 +422,8 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     hold_ref: list[Any] = []
 
     def arriving(topic, queue_id, logic_offset, tags_code, store_timestamp, properties):
-        if hold_ref:
+        # runs for every dispatched record: the call only when some pull is held
+        if hold_ref and hold_ref[0].table:
             hold_ref[0].notify_message_arriving(topic, queue_id, logic_offset, tags_code, store_timestamp, properties)
         if b.ha_service is not None:
             b.ha_service.wakeup()  # new data for the slaves
