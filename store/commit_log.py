@@ -210,6 +210,7 @@ class CommitLog:
     ``get_min_offset``, ``get_max_offset``, ``get_message``, ``get_data``,
     ``roll_next_file``, ``pickup_store_timestamp``, ``check_message_and_return_size``,
     ``recover_normally``, ``recover_abnormally``, ``append_data``, ``flush``,
+    ``put_message_list``, ``prepared`` (optional: see :meth:`enable_prepared_dispatch`),
     ``flush_until``, ``flushed_where``, ``store_timestamp``, ``file_size``,
     ``shutdown``, ``destroy``, ``topic_queue_table`` (plug another one in with
     ``DefaultMessageStore(commit_log_factory=...)``).
@@ -356,8 +357,10 @@ class CommitLog:
     def dispatch_fields(self, topic: str, props_s: str, store_ts: int) -> tuple[int, str, str | None]:
         """(tags code, KEYS, UNIQ_KEY) of a record, from its stored properties string.
 
-        The one place both the append (prepared requests) and the parse compute them,
-        so the two dispatch paths cannot disagree.
+        Without the compiled parser this is where both the append (prepared requests)
+        and the parse compute them; with it, both take TAGS/KEYS/UNIQ_KEY/DELAY from
+        ``speedups.parse_record`` (same values) and the tag code from
+        :meth:`TagsCodeCalculator.of`. Either way the two dispatch paths agree.
         """
         if not props_s:
             return 0, "", None
