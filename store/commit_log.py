@@ -703,6 +703,8 @@ class CommitLog:
                 log.error("append_data: offset %d does not continue file %s", offset, mf.file_name)
                 return False
             n = min(len(mv), mf.remaining())
+            if self._warm and mf.wrote_position + n > mf.warmed_to:
+                mf.warm_ahead(mf.wrote_position + n)
             mf.append(mv[:n])
             mv = mv[n:]
             offset += n
