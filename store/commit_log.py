@@ -476,10 +476,10 @@ class CommitLog:
         msg.sys_flag = sys_flag
         queue = self.prepared
         if queue is not None and len(queue) < self.prepared_capacity:
-            if _parse_record is not None:
+            f = _parse_record(mm, pos) if _parse_record is not None else None
+            if f is not None:
                 # the compiled parser finds TAGS/KEYS/UNIQ_KEY/DELAY in the record just written
                 # faster than Python finds them in the string
-                f = _parse_record(mm, pos)
                 tags = f[16]
                 if f[19] is not None and topic == SCHEDULE_TOPIC:
                     tags_code = self.tags_code.of(topic, tags, f[19], now)
@@ -623,8 +623,8 @@ class CommitLog:
             for i in range(n):
                 pos = positions[i]
                 props_s = props_texts[i]
-                if _parse_record is not None:
-                    f = _parse_record(mm, pos)
+                f = _parse_record(mm, pos) if _parse_record is not None else None
+                if f is not None:
                     if plain:
                         tags = f[16]
                         tags_code = tags_hash(tags) if tags else 0
