@@ -197,9 +197,9 @@ class Connection(asyncio.Protocol):
                     self._on_response(cmd)
                 else:
                     self._dispatch(cmd, out)
-            if self._deferred is not None:
-                self._run_deferred()
         finally:
+            if self._deferred is not None:  # also when dispatch failed: deferred senders still get answers
+                self._run_deferred()
             self._reading = False
             self._dispatching = None
             out = self._wbuf  # deferred work answers through send_response, into the same buffer
