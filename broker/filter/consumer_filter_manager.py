@@ -28,12 +28,12 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from broker.filter.bloom_filter import BloomFilter
-from broker.filter.consumer_filter_data import ConsumerFilterData, build_consumer_filter_data
-from broker.filter.expression import compile_expression
-from broker.filter.selector_parser import FilterParseError
+
+if TYPE_CHECKING:  # imported where used: not needed to start a broker
+    from broker.filter.consumer_filter_data import ConsumerFilterData
 from common.filter import ExpressionType, SubscriptionData
 from common.util import now_ms, read_file_with_bak, write_file_atomic
 
@@ -141,6 +141,9 @@ class ConsumerFilterManager:
             return True
 
     def _build(self, topic, group, expression, expression_type, client_version) -> ConsumerFilterData | None:
+        from broker.filter.consumer_filter_data import build_consumer_filter_data
+        from broker.filter.selector_parser import FilterParseError
+
         try:
             return build_consumer_filter_data(
                 topic, group, expression, expression_type, client_version, born_time=self._clock()
@@ -217,6 +220,10 @@ class ConsumerFilterManager:
 
     def decode(self, text: str) -> None:
         """Load persisted content; raises ValueError when it is not valid JSON of the right shape."""
+        from broker.filter.consumer_filter_data import ConsumerFilterData
+        from broker.filter.expression import compile_expression
+        from broker.filter.selector_parser import FilterParseError
+
         doc = json.loads(text)
         if not isinstance(doc, dict):
             raise ValueError("consumerFilter.json: not a JSON object")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from broker.client_channel_info import ClientChannelInfo
 from broker.config import BrokerConfig
 from broker.consumer_manager import ConsumerManager
-from broker.filter import ConsumerFilterManager, FilterParseError, build_message_filter
+
+if TYPE_CHECKING:  # imported where used: not needed to start a broker
+    from broker.filter import ConsumerFilterManager
 from broker.producer_manager import ProducerManager
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
@@ -111,6 +113,8 @@ class ClientManageProcessor:
         return req.response_to(ResponseCode.SUCCESS)
 
     def check_client_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        from broker.filter.expression_message_filter import build_message_filter
+        from broker.filter.selector_parser import FilterParseError
         from remoting import fastjson
         from remoting.body import BodyError
         from remoting.body.heartbeat import SubscriptionData

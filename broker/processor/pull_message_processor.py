@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from broker.broker_stats_manager import BrokerStatsManager
 from broker.config import BrokerConfig
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import ConsumerOffsetManager
-from broker.filter import (
-    ConsumerFilterManager,
-    FilterNotSupportedError,
-    FilterParseError,
-    build_message_filter,
-    parse_pull_subscription,
-)
+
+if TYPE_CHECKING:  # imported where used: not needed to start a broker
+    from broker.filter import ConsumerFilterManager
 from broker.pull_request_hold_service import PullRequest, PullRequestHoldService
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
@@ -127,6 +123,14 @@ class PullMessageProcessor:
         return self.process(req, conn, False)
 
     def process(self, req: RemotingCommand, conn: Any, allow_suspend: bool) -> RemotingCommand | None:
+        # submodules, not the package: a per-pull import of a plain module is a dict lookup
+        from broker.filter.expression_message_filter import (
+            FilterNotSupportedError,
+            build_message_filter,
+            parse_pull_subscription,
+        )
+        from broker.filter.selector_parser import FilterParseError
+
         h = _parse(req.ext_fields)
         bc = self.broker_config
         if not is_readable(bc.brokerPermission):
