@@ -23,6 +23,14 @@
 #define MIN_RECORD 91
 #define HEAD_SIZE 48 /* TOTAL MAGIC CRC QID FLAG QOFF PHYS SYSFLAG BORNTS */
 
+/* Module state: CRC-32 (zlib's polynomial) slice-by-8 tables and interned attribute names, built once
+ * per module object. */
+typedef struct {
+    uint32_t crc[8][256];
+    /* attribute names of a DispatchRequest read by index_build_many */
+    PyObject *n_topic, *n_offset, *n_sys_flag, *n_keys, *n_uniq, *n_ts;
+} speedups_state;
+
 /* -- big-endian access (callers check bounds) ------------------------------------ */
 
 static inline uint32_t rd_u32(const uint8_t *p)
@@ -247,6 +255,209 @@ fail:
     Py_DECREF(seq);
     PyBuffer_Release(&buf);
     return NULL;
+}
+
+/*
+ * String.hashCode() continued from h over the code units of s[start:end] (a ready str);
+ * same walk as hash_str.
+ */
+static uint32_t hash_str_from(uint32_t h, PyObject *s, Py_ssize_t start, Py_ssize_t end)
+{
+    const void *data = PyUnicode_DATA(s);
+    int kind = PyUnicode_KIND(s);
+    Py_ssize_t i;
+
+    for (i = start; i < end; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c > 0xFFFF) {
+            c -= 0x10000;
+            h = 31u * h + (0xD800u + (c >> 10));
+            h = 31u * h + (0xDC00u + (c & 0x3FF));
+        } else {
+            h = 31u * h + c;
+        }
+    }
+    return h;
+}
+
+/* Non-empty space-separated pieces of a ready str (Java's keys.split(" ") without empties). */
+static Py_ssize_t count_keys(PyObject *s)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s), i, pieces = 0;
+    const void *data = PyUnicode_DATA(s);
+    int kind = PyUnicode_KIND(s), in_piece = 0;
+
+    for (i = 0; i < n; i++) {
+        if (PyUnicode_READ(kind, data, i) == ' ') {
+            in_piece = 0;
+        } else if (!in_piece) {
+            in_piece = 1;
+            pieces++;
+        }
+    }
+    return pieces;
+}
+
+/* A str attribute that may be None or missing-as-empty: new ref to a ready str, or Py_None; NULL on error. */
+static PyObject *str_attr(PyObject *o, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(o, name);
+
+    if (v == NULL || v == Py_None)
+        return v;
+    if (check_str(v) < 0) {
+        Py_DECREF(v);
+        return NULL;
+    }
+    return v;
+}
+
+static int int64_attr(PyObject *o, PyObject *name, int64_t *out)
+{
+    PyObject *v = PyObject_GetAttr(o, name);
+    long long x;
+
+    if (v == NULL)
+        return -1;
+    x = PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    *out = (int64_t)x;
+    return 0;
+}
+
+/* Seconds from begin_ts (0 before the first entry), clamped to int32, as IndexFile._time_diff. */
+static int32_t index_time_diff(int64_t ts, int64_t begin_ts)
+{
+    int64_t delta;
+
+    if (begin_ts <= 0)
+        return 0;
+    delta = ts - begin_ts;
+    if (delta < 0)
+        return 0;
+    return delta < 2147483647000LL ? (int32_t)(delta / 1000) : 0x7FFFFFFF;
+}
+
+static PyObject *index_build_many(PyObject *module, PyObject *args)
+{
+    const speedups_state *st = (const speedups_state *)PyModule_GetState(module);
+    Py_buffer buf;
+    Py_ssize_t slot_num, max_index, start, n, i, base;
+    PyObject *requests, *seq = NULL, *res = NULL;
+    long long begin_ts, end_ts, begin_phy, end_phy, slots_count, count;
+    uint8_t *b;
+
+    if (!PyArg_ParseTuple(args, "w*nnOn(LLLLLL):index_build_many", &buf, &slot_num, &max_index, &requests, &start,
+                          &begin_ts, &end_ts, &begin_phy, &end_phy, &slots_count, &count))
+        return NULL;
+    seq = PySequence_Fast(requests, "requests must be a sequence");
+    if (seq == NULL)
+        goto done;
+    n = PySequence_Fast_GET_SIZE(seq);
+    if (start < 0 || start > n) {
+        PyErr_SetString(PyExc_IndexError, "start outside the requests");
+        goto done;
+    }
+    if (count < 1 || count > PY_SSIZE_T_MAX) {
+        PyErr_SetString(PyExc_ValueError, "index_count must be positive");
+        goto done;
+    }
+    /* every entry number below max_index must fit: checked once for the run */
+    base = check_index_args(buf.len, slot_num, (Py_ssize_t)count, max_index - 1);
+    if (base < 0)
+        goto done;
+    b = (uint8_t *)buf.buf;
+    for (i = start; i < n; i++) {
+        PyObject *req = PySequence_Fast_GET_ITEM(seq, i), *uniq = NULL, *keys = NULL, *topic = NULL;
+        int64_t offset, sys_flag, ts;
+        Py_ssize_t nkeys, klen, k, piece;
+        uint32_t th;
+        int32_t td;
+
+        if (count >= max_index)
+            break; /* full: the caller rolls before anything else, as build_index does */
+        if (int64_attr(req, st->n_offset, &offset) < 0)
+            goto done;
+        if (offset < end_phy)
+            continue; /* already indexed (re-dispatch after recovery) */
+        if (int64_attr(req, st->n_sys_flag, &sys_flag) < 0)
+            goto done;
+        if ((sys_flag & 0xC) == 0xC)
+            continue; /* ROLLBACK */
+        uniq = str_attr(req, st->n_uniq);
+        if (uniq == NULL)
+            goto done;
+        keys = str_attr(req, st->n_keys);
+        if (keys == NULL) {
+            Py_DECREF(uniq);
+            goto done;
+        }
+        if (uniq != Py_None && PyUnicode_GET_LENGTH(uniq) == 0)
+            Py_SETREF(uniq, Py_NewRef(Py_None));
+        nkeys = (uniq != Py_None) + (keys != Py_None ? count_keys(keys) : 0);
+        if (nkeys == 0 || count + nkeys > max_index) {
+            Py_DECREF(uniq);
+            Py_DECREF(keys);
+            if (nkeys == 0)
+                continue;
+            break; /* does not fit whole: the caller splits it over the roll */
+        }
+        topic = str_attr(req, st->n_topic);
+        if (topic == NULL || topic == Py_None || int64_attr(req, st->n_ts, &ts) < 0) {
+            if (topic == Py_None)
+                PyErr_SetString(PyExc_TypeError, "topic must be a str");
+            Py_XDECREF(topic);
+            Py_DECREF(uniq);
+            Py_DECREF(keys);
+            goto done;
+        }
+        th = 31u * hash_str(topic) + '#';
+        td = index_time_diff(ts, (int64_t)begin_ts);
+        if (count <= 1) {
+            begin_phy = offset;
+            begin_ts = ts;
+        }
+        if (uniq != Py_None) {
+            uint32_t h = index_key_hash(hash_str_from(th, uniq, 0, PyUnicode_GET_LENGTH(uniq)));
+            slots_count += put_entry(b, base, slot_num, (Py_ssize_t)count, h, offset, td);
+            if (count <= 1)
+                td = 0;
+            count++;
+        }
+        if (keys != Py_None) {
+            const void *data = PyUnicode_DATA(keys);
+            int kind = PyUnicode_KIND(keys);
+
+            klen = PyUnicode_GET_LENGTH(keys);
+            piece = -1;
+            for (k = 0; k <= klen; k++) {
+                if (k == klen || PyUnicode_READ(kind, data, k) == ' ') {
+                    if (piece >= 0) {
+                        uint32_t h = index_key_hash(hash_str_from(th, keys, piece, k));
+                        slots_count += put_entry(b, base, slot_num, (Py_ssize_t)count, h, offset, td);
+                        if (count <= 1)
+                            td = 0;
+                        count++;
+                        piece = -1;
+                    }
+                } else if (piece < 0) {
+                    piece = k;
+                }
+            }
+        }
+        end_phy = offset;
+        end_ts = ts;
+        Py_DECREF(topic);
+        Py_DECREF(uniq);
+        Py_DECREF(keys);
+    }
+    res = Py_BuildValue("(n(LLLLLL))", i, begin_ts, end_ts, begin_phy, end_phy, slots_count, count);
+done:
+    Py_XDECREF(seq);
+    PyBuffer_Release(&buf);
+    return res;
 }
 
 /* -- client batch bodies ------------------------------------------------------------------ */
@@ -481,10 +692,6 @@ done:
 
 /* -- writing records ------------------------------------------------------------------------- */
 
-/* Module state: CRC-32 (zlib's polynomial) slice-by-8 tables, built once per module object. */
-typedef struct {
-    uint32_t crc[8][256];
-} speedups_state;
 
 static void crc_init(speedups_state *st)
 {
@@ -692,8 +899,32 @@ done:
 
 static int speedups_exec(PyObject *module)
 {
-    crc_init((speedups_state *)PyModule_GetState(module));
+    speedups_state *st = (speedups_state *)PyModule_GetState(module);
+
+    crc_init(st);
+    st->n_topic = PyUnicode_InternFromString("topic");
+    st->n_offset = PyUnicode_InternFromString("commit_log_offset");
+    st->n_sys_flag = PyUnicode_InternFromString("sys_flag");
+    st->n_keys = PyUnicode_InternFromString("keys");
+    st->n_uniq = PyUnicode_InternFromString("uniq_key");
+    st->n_ts = PyUnicode_InternFromString("store_timestamp");
+    if (!st->n_topic || !st->n_offset || !st->n_sys_flag || !st->n_keys || !st->n_uniq || !st->n_ts)
+        return -1;
     return 0;
+}
+
+static void speedups_free(void *module)
+{
+    speedups_state *st = (speedups_state *)PyModule_GetState((PyObject *)module);
+
+    if (st == NULL)
+        return;
+    Py_CLEAR(st->n_topic);
+    Py_CLEAR(st->n_offset);
+    Py_CLEAR(st->n_sys_flag);
+    Py_CLEAR(st->n_keys);
+    Py_CLEAR(st->n_uniq);
+    Py_CLEAR(st->n_ts);
 }
 
 /* -- module ---------------------------------------------------------------------------------- */
@@ -704,6 +935,8 @@ static PyMethodDef methods[] = {
      "index_put(buf, slot_num, index_count, key_hash, phy_offset, time_diff) -> slot was empty"},
     {"index_put_keys", index_put_keys, METH_VARARGS,
      "index_put_keys(buf, slot_num, index_count, max_index, keys, phy_offset, time_diff) -> (written, new_slots)"},
+    {"index_build_many", index_build_many, METH_VARARGS,
+     "index_build_many(buf, slot_num, max_index, requests, start, header) -> (next, header)"},
     {"split_batch", split_batch, METH_O, "split_batch(body) -> list of (bstart, blen, pstart, plen, flag) or error"},
     {"parse_record", (PyCFunction)(void (*)(void))parse_record, METH_VARARGS | METH_KEYWORDS,
      "parse_record(buf, pos, strict=False) -> 20-tuple, or None when not a valid record"},
@@ -727,7 +960,7 @@ static struct PyModuleDef module_def = {
     slots,
     NULL,
     NULL,
-    NULL,
+    speedups_free,
 };
 
 PyMODINIT_FUNC PyInit__speedups(void) { return PyModuleDef_Init(&module_def); }

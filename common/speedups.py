@@ -17,6 +17,8 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 * ``index_put(buf, slot_num, index_count, key_hash, phy_offset, time_diff)``: one IndexFile entry.
 * ``index_put_keys(buf, slot_num, index_count, max_index, keys, phy_offset, time_diff)``:
   hash and insert many keys.
+* ``index_build_many(buf, slot_num, max_index, requests, start, header)``: index a run of
+  dispatched records (IndexService's whole per-record work, header bookkeeping included).
 * ``split_batch(body)``: the entries of a client batch body.
 * ``parse_record(buf, pos, strict=False)``: one CommitLog record for the reput's DispatchRequest.
 * ``encode_records(buf, pos, src, items, batch_props, topic, ...)``: write v1 records (batch or single put).
@@ -41,6 +43,8 @@ __all__ = [
     "java_hash",
     "index_put",
     "index_put_keys",
+    "index_build_many",
+    "IndexHeaderTuple",
     "split_batch",
     "parse_record",
     "encode_records",
@@ -59,6 +63,10 @@ INDEX_ENTRY_SIZE = 20
 #  tags, keys, uniq_key, delay)
 RecordTuple = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, str, int, int,
                     str | None, str | None, str | None, str | None]
+
+
+# (begin_timestamp, end_timestamp, begin_phy_offset, end_phy_offset, hash_slot_count, index_count)
+IndexHeaderTuple = tuple[int, int, int, int, int, int]
 
 
 class Speedups(Protocol):
@@ -94,6 +102,25 @@ class Speedups(Protocol):
         new_slots)``: how many keys were written (fewer than ``len(keys)`` means the file is
         full) and how many of them took an empty slot. Bounds are checked for the whole run
         before anything is written.
+        """
+        ...
+
+    def index_build_many(self, buf, slot_num: int, max_index: int, requests, start: int,
+                         header: IndexHeaderTuple) -> tuple[int, IndexHeaderTuple]:
+        """Index ``requests[start:]`` (DispatchRequest-like: ``topic``, ``commit_log_offset``,
+        ``sys_flag``, ``keys``, ``uniq_key``, ``store_timestamp``) into one IndexFile whose
+        in-memory header is ``header``, as IndexService.build_index does record by record.
+
+        A record is skipped when its offset is below the running endPhyOffset (already
+        indexed), when it is a ROLLBACK, or when it has neither UNIQ_KEY nor a non-empty
+        space-separated piece of KEYS; otherwise ``topic#UNIQ_KEY`` then each ``topic#piece``
+        are put with the record's time diff (see :meth:`index_put_keys`), the first entry of
+        the file sets beginTimestamp/beginPhyOffset, and endTimestamp/endPhyOffset follow
+        the record. Stops at the first record met while the file is full (``index_count >=
+        max_index``) or whose keys do not all fit: that record is left to the caller (which
+        rolls to a new file). Returns ``(next, header)``: the index of the first record not
+        done (``len(requests)`` when all are) and the updated header. Raises ValueError /
+        IndexError before writing anything when the geometry does not fit ``buf``.
         """
         ...
 
@@ -214,6 +241,54 @@ def _py_index_put_keys(buf, slot_num: int, index_count: int, max_index: int, key
             time_diff = 0
         count += 1
     return n, new_slots
+
+
+def _py_index_build_many(buf, slot_num: int, max_index: int, requests, start: int,
+                         header: IndexHeaderTuple) -> tuple[int, IndexHeaderTuple]:
+    """Pure twin of ``index_build_many``."""
+    begin_ts, end_ts, begin_phy, end_phy, slots_count, count = header
+    n = len(requests)
+    if not 0 <= start <= n:
+        raise IndexError("start outside the requests")
+    if count < 1:
+        raise ValueError("index_count must be positive")
+    _check_index_args(buf, slot_num, count, max_index - 1, 0, 0)
+    i = start
+    while i < n:
+        req = requests[i]
+        if count >= max_index:
+            break
+        offset = req.commit_log_offset
+        if offset < end_phy or (req.sys_flag & 0xC) == 0xC:
+            i += 1
+            continue
+        uniq = req.uniq_key
+        keys = req.keys
+        items = [k for k in keys.split(" ") if k] if keys else []
+        if uniq:
+            items.insert(0, uniq)
+        if not items:
+            i += 1
+            continue
+        if count + len(items) > max_index:
+            break
+        ts = req.store_timestamp
+        if begin_ts <= 0:
+            td = 0
+        else:
+            delta = ts - begin_ts
+            td = 0 if delta < 0 else (delta // 1000 if delta < 2_147_483_647_000 else 0x7FFFFFFF)
+        prefix = req.topic + "#"
+        done, new_slots = _py_index_put_keys(buf, slot_num, count, max_index, [prefix + k for k in items], offset, td)
+        if count <= 1:
+            begin_phy = offset
+            begin_ts = ts
+        count += done
+        slots_count += new_slots
+        end_phy = offset
+        end_ts = ts
+        i += 1
+    return i, (begin_ts, end_ts, begin_phy, end_phy, slots_count, count)
 
 
 # -- client batch bodies -----------------------------------------------------------------
@@ -478,12 +553,14 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     java_hash=_py_java_hash,
     index_put=_py_index_put,
     index_put_keys=_py_index_put_keys,
+    index_build_many=_py_index_build_many,
     split_batch=_py_split_batch,
     parse_record=_py_parse_record,
     encode_records=_py_encode_records,
 )
 
-_NAMES = ("java_hash", "index_put", "index_put_keys", "split_batch", "parse_record", "encode_records")
+_NAMES = ("java_hash", "index_put", "index_put_keys", "index_build_many", "split_batch", "parse_record",
+          "encode_records")
 
 compiled: Speedups | None
 try:
@@ -502,6 +579,7 @@ _impl: Speedups = compiled if IS_COMPILED else pure  # type: ignore[assignment]
 java_hash = _impl.java_hash
 index_put = _impl.index_put
 index_put_keys = _impl.index_put_keys
+index_build_many = _impl.index_build_many
 split_batch = _impl.split_batch
 parse_record = _impl.parse_record
 encode_records = _impl.encode_records

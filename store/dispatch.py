@@ -199,9 +199,13 @@ class CommitLogDispatcherBuildIndex:
     def dispatch_many(self, requests: list[DispatchRequest]) -> None:
         """:meth:`dispatch` each request, in order."""
         if self._enabled():
-            build = self._index.build_index
-            for r in requests:
-                build(r)
+            many = getattr(self._index, "build_index_many", None)
+            if many is not None:
+                many(requests)
+            else:
+                build = self._index.build_index
+                for r in requests:
+                    build(r)
             if self._sync_each:
                 self.end_batch()
 

@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 
 from common.mapped_file import sync_file
-from common.speedups import index_put, index_put_keys, java_hash
+from common.speedups import index_build_many, index_put, index_put_keys, java_hash
 
 __all__ = [
     "INDEX_HEADER_SIZE",
@@ -351,6 +351,20 @@ class IndexFile:
             h.end_phy_offset = phy_offset
             h.end_timestamp = store_timestamp
         return done
+
+    def put_requests(self, requests, start: int = 0) -> int:
+        """Index ``requests[start:]`` (dispatched records) with common.speedups.index_build_many while
+        each fits whole; return the index of the first record left undone (``len(requests)`` when
+        all are): the file was full at it or its keys do not all fit. The header is updated in
+        memory only. Same entries and header as IndexService.build_index record by record."""
+        h = self.header
+        old = (h.begin_timestamp, h.end_timestamp, h.begin_phy_offset, h.end_phy_offset, h.hash_slot_count,
+               h.index_count)
+        nxt, new = index_build_many(self._mm, self.hash_slot_num, self.index_num, requests, start, old)
+        if new != old:
+            (h.begin_timestamp, h.end_timestamp, h.begin_phy_offset, h.end_phy_offset, h.hash_slot_count,
+             h.index_count) = new
+        return nxt
 
     def _time_diff(self, store_timestamp: int) -> int:
         """Seconds from the header's beginTimestamp (0 before the first entry), clamped to int32."""

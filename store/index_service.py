@@ -226,6 +226,32 @@ class IndexService:
                 log.error("put key at offset %d failed: a new index file is already full", offset)
                 return
 
+    def build_index_many(self, requests: list) -> None:
+        """:meth:`build_index` each request, in order; with the compiled speedups a run of records
+        goes to the last file in one call (records met at a roll take the per-record path)."""
+        if not _COMPILED:
+            # pure: the per-record path's prefix hashing beats the generic twin
+            build = self.build_index
+            for r in requests:
+                build(r)
+            return
+        i = 0
+        n = len(requests)
+        while i < n:
+            files = self.index_files
+            f = files[-1] if files else None
+            if f is not None and f.header.index_count < f.index_num:
+                count = f.header.index_count
+                j = f.put_requests(requests, i)
+                if f.header.index_count != count:
+                    self._dirty = f
+                i = j
+                if i >= n:
+                    return
+            # no file, or the file is full at this record or cannot take all its keys: roll here
+            self.build_index(requests[i])
+            i += 1
+
     def sync_header(self) -> None:
         """Write the header of the file written since the last call to its mapping (cheap, no msync)."""
         f, self._dirty = self._dirty, None
