@@ -580,7 +580,9 @@ class DLedgerReputMessageService(ReputMessageService):
     """Dispatches committed DLedger entries (and legacy records below the divided offset).
 
     Each DLedger entry is a 48-byte header plus one CommitLog record; empty entries
-    (a new leader's no-op) are stepped over.
+    (a new leader's no-op) are stepped over. Like the classic reput, a pass over what is
+    committed now ends with one ``end_batch()`` per dispatcher (the index header is written
+    once per pass) and one ``on_dispatched`` call with the pass's last record.
     """
 
     def __init__(self, commit_log: DLedgerCommitLog, dispatchers, **kw) -> None:
