@@ -12,6 +12,7 @@ Public API::
     server = DLedgerServer(config, on_role_change=cb, on_committed=hook, async_flush=True)
     await server.start()
     index, pos = await server.append(b"...")      # completes once committed
+    e = server.core.propose(b"..."); await server.wait_committed(e.index)  # the same, in two steps
     # peers: VOTE, HEART_BEAT, PUSH, LEADERSHIP_TRANSFER; clients: APPEND (body or batchMsgs),
     # GET, METADATA; PULL answers UNSUPPORTED (not served by DLedger either)
     code = await server.transfer_leadership("n2")
@@ -214,6 +215,16 @@ class DLedgerServer:
         entry = self.core.propose(data, hook)
         fut = asyncio.get_running_loop().create_future()
         self._appends[entry.index] = fut
+        self._schedule_ready()
+        return await fut
+
+    async def wait_committed(self, index: int) -> tuple[int, int]:
+        """Wait for the outcome of the entry this leader proposed at ``index`` (``core.propose`` in
+        the same loop turn): (index, pos) once committed, DLedgerError(code) as :meth:`append`.
+        Committing an entry commits every earlier one of the term, so a caller that proposed
+        several entries waits for the last only."""
+        fut = asyncio.get_running_loop().create_future()
+        self._appends[index] = fut
         self._schedule_ready()
         return await fut
 

@@ -465,6 +465,59 @@ class DLedgerCommitLog(CommitLog):
         self._finish(result, positions, msg.store_host, msg)
         return result
 
+    async def put_message_list_async(self, msgs: list[MessageExtBrokerInner]) -> list[PutMessageResult]:
+        """Append single messages in list order and wait once, for the last entry's quorum.
+
+        Each message gets its own result, as :meth:`put_message_async` would give it (a message
+        refused before it was appended fails alone; the others go in with consecutive queue
+        offsets). One future for the list instead of one wait per message: committing the last
+        entry commits every earlier one of the same term; when the last one fails, each earlier
+        entry is checked against the committed index.
+        """
+        results: list[PutMessageResult] = []
+        appended: list[tuple[int, PutMessageResult, list[int], MessageExtBrokerInner, int]] = []
+        last_index = -1
+        for msg in msgs:
+            refused, state = self._begin(msg, False)
+            if refused is not None:
+                results.append(refused)
+                continue
+            result, records = state[0], state[1]
+            positions: list[int] = []
+
+            def hook(pos: int, body: bytearray, positions=positions) -> None:
+                _patch_phys(pos, body)
+                positions.append(pos)
+
+            core = self.server.core
+            term = core.term
+            try:
+                for rec in records:
+                    last_index = core.propose(rec, hook).index
+            except DLedgerError as e:
+                results.append(self._failed_start(e, msg, state, positions))
+                continue
+            self._finish(result, positions, msg.store_host, msg)
+            results.append(result)
+            appended.append((last_index, result, positions, msg, term))
+        if not appended:
+            return results
+        try:
+            await self.server.wait_committed(appended[-1][0])
+            return results
+        except DLedgerError as e:
+            failure = e
+        core = self.server.core
+        committed = core.committed_index if core is not None else -1
+        for index, result, positions, _msg, term in appended:
+            e_ = self.storage.get(index) if index <= committed else None
+            if e_ is not None and e_.term == term and e_.pos == positions[-1]:
+                continue  # committed before the failure
+            result.status = put_status_for(failure.code)
+            result.remark = f"DLedger append: {failure}"
+            self._remember_unconfirmed(positions[-1] + BODY_OFFSET, term)
+        return results
+
     def _remember_unconfirmed(self, offset: int, term: int) -> None:
         u = self._unconfirmed
         u[offset] = term

@@ -107,6 +107,30 @@ async def test_records_are_entry_bodies_with_patched_offsets(tmp_path):
 
 
 
+async def test_list_put_waits_once_and_answers_each_message(tmp_path):
+    s = await open_store(store_config(tmp_path, True))
+    try:
+        cl = s.commit_log
+        first = await s.put_message_async(msg(b"one"))
+        assert first.status is PutMessageStatus.PUT_OK
+        big = msg(b"x" * (s.config.maxMessageSize + 1))  # refused alone, before any append
+        batch = [msg(b"l0"), msg(b"l1", topic="U"), big, msg(b"l2")]
+        before = cl.storage.ledger_end_index
+        results = await cl.put_message_list_async(batch)
+        assert [r.status for r in results] == [PutMessageStatus.PUT_OK, PutMessageStatus.PUT_OK,
+                                              PutMessageStatus.MESSAGE_ILLEGAL, PutMessageStatus.PUT_OK]
+        assert cl.storage.ledger_end_index == before + 3 and cl.committed_index() >= before + 3
+        assert [results[i].append_result.logics_offset for i in (0, 1, 3)] == [1, 0, 2]
+        offsets = [results[i].append_result.wrote_offset for i in (0, 1, 3)]
+        assert offsets == sorted(offsets)
+        for i, off in zip((0, 1, 3), offsets, strict=True):
+            assert s.look_message_by_offset(off).body == batch[i].body
+        await async_wait_until(lambda: s.get_max_offset_in_queue("T", 0) == 3, 5, what="dispatched")
+        assert bodies(s) == [b"one", b"l0", b"l2"] and bodies(s, "U") == [b"l1"]
+    finally:
+        await s.shutdown()
+
+
 async def test_not_leader_refuses_and_keeps_queue_offsets(tmp_path):
     sc = store_config(tmp_path, True)
     # a member of a three-node group whose peers never answer: it never leads
@@ -118,6 +142,8 @@ async def test_not_leader_refuses_and_keeps_queue_offsets(tmp_path):
         await async_wait_until(lambda: s.commit_log.server.core is not None, 5, what="member started")
         r = await s.put_message_async(msg(b"x"))
         assert r.status is PutMessageStatus.OS_PAGECACHE_BUSY  # DLedger could not start the append
+        rs = await s.commit_log.put_message_list_async([msg(b"y"), msg(b"z")])
+        assert [r.status for r in rs] == [PutMessageStatus.OS_PAGECACHE_BUSY] * 2
         assert s.commit_log.topic_queue_table.get("T-0", 0) == 0
         assert s.put_message(msg(b"y")).status is PutMessageStatus.OS_PAGECACHE_BUSY
     finally:
