@@ -690,6 +690,82 @@ done:
     return res;
 }
 
+/*
+ * dispatch_props(s): (TAGS, KEYS, UNIQ_KEY, DELAY) of a properties string (None when absent or empty,
+ * the last entry of a name wins), or None when s contains NUL. Same values as parse_record finds in
+ * the stored record.
+ */
+static PyObject *dispatch_props(PyObject *module, PyObject *s)
+{
+    Py_ssize_t n, q, e, i, starts[4] = {-1, -1, -1, -1}, ends[4] = {0, 0, 0, 0};
+    const void *data;
+    int kind;
+    PyObject *out;
+
+    (void)module;
+    if (check_str(s) < 0)
+        return NULL;
+    n = PyUnicode_GET_LENGTH(s);
+    data = PyUnicode_DATA(s);
+    kind = PyUnicode_KIND(s);
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const char *c = (const char *)data;
+        if (memchr(c, 0, (size_t)n) != NULL)
+            Py_RETURN_NONE;
+        for (q = 0; q < n; q = e + 1) {
+            const char *sep = memchr(c + q, 0x02, (size_t)(n - q));
+            e = sep != NULL ? sep - c : n;
+            for (i = 0; i < 4; i++) {
+                Py_ssize_t nl = PROP_NAMES[i].len;
+                if (e - q >= nl && memcmp(c + q, PROP_NAMES[i].name, (size_t)nl) == 0) {
+                    starts[i] = q + nl;
+                    ends[i] = e;
+                    break;
+                }
+            }
+        }
+    } else {
+        for (q = 0; q < n; q++) {
+            if (PyUnicode_READ(kind, data, q) == 0)
+                Py_RETURN_NONE;
+        }
+        for (q = 0; q < n; q = e + 1) {
+            for (e = q; e < n && PyUnicode_READ(kind, data, e) != 0x02; e++)
+                ;
+            for (i = 0; i < 4; i++) {
+                Py_ssize_t nl = PROP_NAMES[i].len, k;
+                if (e - q < nl)
+                    continue;
+                for (k = 0; k < nl && PyUnicode_READ(kind, data, q + k) == (Py_UCS4)(uint8_t)PROP_NAMES[i].name[k];
+                     k++)
+                    ;
+                if (k == nl) {
+                    starts[i] = q + nl;
+                    ends[i] = e;
+                    break;
+                }
+            }
+        }
+    }
+    out = PyTuple_New(4);
+    if (out == NULL)
+        return NULL;
+    for (i = 0; i < 4; i++) {
+        PyObject *v;
+        if (starts[i] < 0 || ends[i] == starts[i]) {
+            v = Py_NewRef(Py_None);
+        } else {
+            v = PyUnicode_Substring(s, starts[i], ends[i]);
+            if (v == NULL) {
+                Py_DECREF(out);
+                return NULL;
+            }
+        }
+        PyTuple_SET_ITEM(out, i, v);
+    }
+    return out;
+}
+
 /* -- writing records ------------------------------------------------------------------------- */
 
 
@@ -937,6 +1013,8 @@ static PyMethodDef methods[] = {
      "index_put_keys(buf, slot_num, index_count, max_index, keys, phy_offset, time_diff) -> (written, new_slots)"},
     {"index_build_many", index_build_many, METH_VARARGS,
      "index_build_many(buf, slot_num, max_index, requests, start, header) -> (next, header)"},
+    {"dispatch_props", dispatch_props, METH_O,
+     "dispatch_props(properties) -> (tags, keys, uniq_key, delay), or None when it contains NUL"},
     {"split_batch", split_batch, METH_O, "split_batch(body) -> list of (bstart, blen, pstart, plen, flag) or error"},
     {"parse_record", (PyCFunction)(void (*)(void))parse_record, METH_VARARGS | METH_KEYWORDS,
      "parse_record(buf, pos, strict=False) -> 20-tuple, or None when not a valid record"},

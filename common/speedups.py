@@ -19,6 +19,7 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
   hash and insert many keys.
 * ``index_build_many(buf, slot_num, max_index, requests, start, header)``: index a run of
   dispatched records (IndexService's whole per-record work, header bookkeeping included).
+* ``dispatch_props(properties)``: TAGS, KEYS, UNIQ_KEY, DELAY of a properties string.
 * ``split_batch(body)``: the entries of a client batch body.
 * ``parse_record(buf, pos, strict=False)``: one CommitLog record for the reput's DispatchRequest.
 * ``encode_records(buf, pos, src, items, batch_props, topic, ...)``: write v1 records (batch or single put).
@@ -45,6 +46,7 @@ __all__ = [
     "index_put_keys",
     "index_build_many",
     "IndexHeaderTuple",
+    "dispatch_props",
     "split_batch",
     "parse_record",
     "encode_records",
@@ -122,6 +124,13 @@ class Speedups(Protocol):
         done (``len(requests)`` when all are) and the updated header. Raises ValueError /
         IndexError before writing anything when the geometry does not fit ``buf``.
         """
+        ...
+
+    def dispatch_props(self, properties: str) -> tuple[str | None, str | None, str | None, str | None] | None:
+        """``(TAGS, KEYS, UNIQ_KEY, DELAY)`` of a stored properties string (``NAME\x01VALUE`` entries
+        joined by ``\x02``; the last entry of a name wins; absent or empty is None), the same
+        values :meth:`parse_record` gives for a record with these properties; None when
+        ``properties`` contains NUL (which a stored record must not). TypeError for a non-str."""
         ...
 
     def split_batch(self, body: bytes) -> list[tuple[int, int, int, int, int]] | str:
@@ -351,6 +360,18 @@ def _prop(s: str, name: str) -> str | None:
     return v or None
 
 
+_DISPATCH_NAMES = ("TAGS\x01", "KEYS\x01", "UNIQ_KEY\x01", "DELAY\x01")
+
+
+def _py_dispatch_props(properties: str) -> tuple[str | None, str | None, str | None, str | None] | None:
+    """Pure twin of ``dispatch_props``."""
+    if not isinstance(properties, str):
+        raise TypeError(f"expected str, got {type(properties).__name__}")
+    if "\x00" in properties:
+        return None
+    return tuple(_prop(properties, n) for n in _DISPATCH_NAMES)  # type: ignore[return-value]
+
+
 def _py_parse_record(buf, pos: int, strict: bool = False) -> RecordTuple | None:
     """Pure twin of ``parse_record``: the record at ``pos`` of ``buf`` (a CommitLog file view).
 
@@ -554,13 +575,14 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     index_put=_py_index_put,
     index_put_keys=_py_index_put_keys,
     index_build_many=_py_index_build_many,
+    dispatch_props=_py_dispatch_props,
     split_batch=_py_split_batch,
     parse_record=_py_parse_record,
     encode_records=_py_encode_records,
 )
 
-_NAMES = ("java_hash", "index_put", "index_put_keys", "index_build_many", "split_batch", "parse_record",
-          "encode_records")
+_NAMES = ("java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "split_batch",
+          "parse_record", "encode_records")
 
 compiled: Speedups | None
 try:
@@ -580,6 +602,7 @@ java_hash = _impl.java_hash
 index_put = _impl.index_put
 index_put_keys = _impl.index_put_keys
 index_build_many = _impl.index_build_many
+dispatch_props = _impl.dispatch_props
 split_batch = _impl.split_batch
 parse_record = _impl.parse_record
 encode_records = _impl.encode_records

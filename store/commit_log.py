@@ -78,6 +78,8 @@ PREPARED_DISPATCH_CAPACITY = 65536
 _parse_record = speedups.parse_record if speedups.IS_COMPILED else None
 # the compiled batch encoder when it exists (the pure twin is no faster than CommitLog._encode_batch)
 _encode_records = getattr(speedups, "encode_records", None) if speedups.IS_COMPILED else None
+# the compiled TAGS/KEYS/UNIQ_KEY/DELAY finder (also the NUL check) of a single put's properties
+_dispatch_props = speedups.dispatch_props if speedups.IS_COMPILED else None
 
 # -- the record, declared once with construct (documentation + cross-check) ----
 
@@ -410,9 +412,16 @@ class CommitLog:
         if props_len > MAX_PROPERTIES_BYTES:
             return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, None,
                                     f"properties size {props_len} exceeds 32767")
-        if b"\x00" in props_b:
-            # recovery treats NUL in properties as the trace of a torn record
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "properties contain NUL")
+        if _dispatch_props is not None:
+            # compiled: the dispatch fields and the NUL check in one scan of the string
+            fields = _dispatch_props(props_s)
+            if fields is None:
+                return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "properties contain NUL")
+        else:
+            fields = None
+            if b"\x00" in props_b:
+                # recovery treats NUL in properties as the trace of a torn record
+                return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "properties contain NUL")
         born = msg.born_host
         store = msg.store_host
         addrs = self._addr_cache
@@ -476,19 +485,17 @@ class CommitLog:
         msg.sys_flag = sys_flag
         queue = self.prepared
         if queue is not None and len(queue) < self.prepared_capacity:
-            f = _parse_record(mm, pos) if _parse_record is not None else None
-            if f is not None:
-                # the compiled parser finds TAGS/KEYS/UNIQ_KEY/DELAY in the record just written
-                # faster than Python finds them in the string
-                tags = f[16]
-                if f[19] is not None and topic == SCHEDULE_TOPIC:
-                    tags_code = self.tags_code.of(topic, tags, f[19], now)
+            if fields is not None:
+                # (the same values parse_record finds in the record just written)
+                tags, keys, uniq, delay = fields
+                if delay is not None and topic == SCHEDULE_TOPIC:
+                    tags_code = self.tags_code.of(topic, tags, delay, now)
                 elif tags:
                     tags_code = self.tags_code.tags_hash(tags)
                 else:
                     tags_code = 0
-                keys = f[17] or ""
-                uniq = f[18]
+                if keys is None:
+                    keys = ""
             else:
                 tags_code, keys, uniq = self.dispatch_fields(topic, props_s, now)
             queue.append(DispatchRequest(topic, qid, phys, total, tags_code, now, qoff, keys, uniq, sys_flag,
@@ -496,7 +503,7 @@ class CommitLog:
         prefix = self._prefix_cache.get(store) or self._msg_id_prefix(store)
         return PutMessageResult(
             PutMessageStatus.PUT_OK,
-            AppendMessageResult(_APPEND_OK, phys, total, "", now, qoff, 1, 0, msg_id_prefix=prefix),
+            AppendMessageResult(_APPEND_OK, phys, total, "", now, qoff, 1, 0, prefix),
         )
 
     @staticmethod

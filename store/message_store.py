@@ -56,7 +56,7 @@ class AppendMessageResult:
 
     def __init__(self, status: AppendMessageStatus = AppendMessageStatus.PUT_OK, wrote_offset: int = 0,
                  wrote_bytes: int = 0, msg_id: str = "", store_timestamp: int = 0, logics_offset: int = 0,
-                 msg_num: int = 1, page_cache_rt: int = 0, *, msg_id_prefix: str | None = None) -> None:
+                 msg_num: int = 1, page_cache_rt: int = 0, msg_id_prefix: str | None = None) -> None:
         self.status = status
         self.wrote_offset = wrote_offset
         self.wrote_bytes = wrote_bytes

@@ -640,3 +640,50 @@ def test_encode_records_twins_agree_on_random_batches(tmp_path):
                 assert at == p and t[4] == flag and mm[t[11] : t[11] + t[12]] == src[bs : bs + bl]
                 p += t[0]
             assert p == ra[0]
+
+
+# -- dispatch_props ------------------------------------------------------------------------------
+
+
+DP_NAMES = ("TAGS", "KEYS", "UNIQ_KEY", "DELAY")
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_dispatch_props_well_formed(twin):
+    """Same values as the full properties parser for well-formed strings (non-empty values; the last entry
+    wins). (An empty last value reads as absent here and in parse_record, while the full parser keeps an
+    earlier entry: the prepared dispatch and the reput's parse both follow parse_record.)"""
+    rnd = random.Random(7)
+    names = list(DP_NAMES) + ["TAGSX", "XTAGS", "K", "CLUSTER", "WAIT"]
+    for _ in range(400):
+        entries = []
+        for _ in range(rnd.randrange(0, 7)):
+            value = rnd.choice(["v", "a b  c", "日本", "\U0001F600", "TAGS\x01x", random_text(rnd, 5)])
+            value = value.replace("\x00", "").replace("\x02", "") or "v"
+            entries.append(f"{rnd.choice(names)}\x01{value}")
+        s = "\x02".join(entries)
+        props = string_to_properties(s)
+        assert twin.dispatch_props(s) == tuple(props.get(n) or None for n in DP_NAMES), repr(s)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_dispatch_props_matches_parse_record_and_refuses_nul(twin):
+    props = "KEYS\x01k1 k2\x02TAGS\x01TagA\x02UNIQ_KEY\x01U1\x02DELAY\x013\x02TAGS\x01TagB"
+    rec = encode_record(props=props)
+    assert twin.dispatch_props(props) == twin.parse_record(rec, 0)[16:20] == ("TagB", "k1 k2", "U1", "3")
+    assert twin.dispatch_props("") == (None, None, None, None)
+    assert twin.dispatch_props("TAGS\x01a\x00") is None
+    assert twin.dispatch_props("日\x00") is None
+    with pytest.raises(TypeError):
+        twin.dispatch_props(b"TAGS\x01a")
+
+
+def test_dispatch_props_twins_agree_on_random_strings():
+    if speedups.compiled is None:
+        pytest.skip("common._speedups not built")
+    rnd = random.Random(11)
+    alphabet = ["TAGS\x01", "KEYS\x01", "UNIQ_KEY\x01", "DELAY\x01", "\x01", "\x02", "a", " ", "é", "日", "\U0001F600",
+                "\x00", "T", "S"]
+    for _ in range(3000):
+        s = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 12)))
+        assert speedups.pure.dispatch_props(s) == speedups.compiled.dispatch_props(s), repr(s)
