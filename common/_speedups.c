@@ -10,6 +10,9 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef HAVE_ZLIB
+#include <zlib.h>
+#endif
 
 #define INDEX_HEADER_SIZE 40
 #define HASH_SLOT_SIZE 4
@@ -789,9 +792,21 @@ static void crc_init(speedups_state *st)
     }
 }
 
-/* zlib.crc32(data) */
+/* zlib.crc32(data): zlib's own when linked (setup.py found it), else the slice-by-8 tables */
 static uint32_t crc32_of(const speedups_state *st, const uint8_t *p, Py_ssize_t n)
 {
+#ifdef HAVE_ZLIB
+    uLong z = crc32(0L, Z_NULL, 0);
+
+    (void)st;
+    while (n > 0) {
+        uInt chunk = n > 0x40000000 ? 0x40000000u : (uInt)n;
+        z = crc32(z, p, chunk);
+        p += chunk;
+        n -= chunk;
+    }
+    return (uint32_t)z;
+#else
     uint32_t c = 0xFFFFFFFFu;
 
     while (n >= 8) {
@@ -806,6 +821,7 @@ static uint32_t crc32_of(const speedups_state *st, const uint8_t *p, Py_ssize_t 
     while (n-- > 0)
         c = st->crc[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
     return c ^ 0xFFFFFFFFu;
+#endif
 }
 
 typedef struct {
