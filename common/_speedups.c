@@ -694,27 +694,23 @@ done:
 }
 
 /*
- * dispatch_props(s): (TAGS, KEYS, UNIQ_KEY, DELAY) of a properties string (None when absent or empty,
- * the last entry of a name wins), or None when s contains NUL. Same values as parse_record finds in
- * the stored record.
+ * The TAGS, KEYS, UNIQ_KEY, DELAY values of a ready properties str into out[0..3] (new references;
+ * None when absent or empty, the last entry of a name wins). Returns 0, 1 when s contains NUL
+ * (out untouched), -1 on error.
  */
-static PyObject *dispatch_props(PyObject *module, PyObject *s)
+static int scan_props(PyObject *s, PyObject *out[4])
 {
     Py_ssize_t n, q, e, i, starts[4] = {-1, -1, -1, -1}, ends[4] = {0, 0, 0, 0};
     const void *data;
     int kind;
-    PyObject *out;
 
-    (void)module;
-    if (check_str(s) < 0)
-        return NULL;
     n = PyUnicode_GET_LENGTH(s);
     data = PyUnicode_DATA(s);
     kind = PyUnicode_KIND(s);
     if (kind == PyUnicode_1BYTE_KIND) {
         const char *c = (const char *)data;
         if (memchr(c, 0, (size_t)n) != NULL)
-            Py_RETURN_NONE;
+            return 1;
         for (q = 0; q < n; q = e + 1) {
             const char *sep = memchr(c + q, 0x02, (size_t)(n - q));
             e = sep != NULL ? sep - c : n;
@@ -730,7 +726,7 @@ static PyObject *dispatch_props(PyObject *module, PyObject *s)
     } else {
         for (q = 0; q < n; q++) {
             if (PyUnicode_READ(kind, data, q) == 0)
-                Py_RETURN_NONE;
+                return 1;
         }
         for (q = 0; q < n; q = e + 1) {
             for (e = q; e < n && PyUnicode_READ(kind, data, e) != 0x02; e++)
@@ -750,23 +746,218 @@ static PyObject *dispatch_props(PyObject *module, PyObject *s)
             }
         }
     }
-    out = PyTuple_New(4);
-    if (out == NULL)
-        return NULL;
     for (i = 0; i < 4; i++) {
-        PyObject *v;
         if (starts[i] < 0 || ends[i] == starts[i]) {
-            v = Py_NewRef(Py_None);
+            out[i] = Py_NewRef(Py_None);
         } else {
-            v = PyUnicode_Substring(s, starts[i], ends[i]);
-            if (v == NULL) {
-                Py_DECREF(out);
-                return NULL;
+            out[i] = PyUnicode_Substring(s, starts[i], ends[i]);
+            if (out[i] == NULL) {
+                while (i-- > 0)
+                    Py_CLEAR(out[i]);
+                return -1;
             }
         }
-        PyTuple_SET_ITEM(out, i, v);
     }
+    return 0;
+}
+
+/* dispatch_props(s) -> (TAGS, KEYS, UNIQ_KEY, DELAY), or None when s contains NUL. */
+static PyObject *dispatch_props(PyObject *module, PyObject *s)
+{
+    PyObject *vals[4], *out;
+    int r, i;
+
+    (void)module;
+    if (check_str(s) < 0)
+        return NULL;
+    r = scan_props(s, vals);
+    if (r < 0)
+        return NULL;
+    if (r == 1)
+        Py_RETURN_NONE;
+    out = PyTuple_New(4);
+    if (out == NULL) {
+        for (i = 0; i < 4; i++)
+            Py_DECREF(vals[i]);
+        return NULL;
+    }
+    for (i = 0; i < 4; i++)
+        PyTuple_SET_ITEM(out, i, vals[i]);
     return out;
+}
+
+#define MAX_PROPERTIES_BYTES 32767
+
+/*
+ * batch_properties(src, items, batch_props) -> ([(text, tags, keys, uniq, delay), ...], var_bytes)
+ * or (status, message) for the first entry that cannot be stored (status 1: illegal, 2: too long).
+ * text is the entry's stored properties (its own, then \x02 and the batch's when both exist).
+ */
+static PyObject *batch_properties(PyObject *module, PyObject *args)
+{
+    Py_buffer src, bp;
+    PyObject *items, *seq = NULL, *out = NULL, *res = NULL;
+    Py_ssize_t n, i, var_bytes = 0, cap = 0;
+    char *tmp = NULL;
+
+    (void)module;
+    if (!PyArg_ParseTuple(args, "y*Oy*:batch_properties", &src, &items, &bp))
+        return NULL;
+    seq = PySequence_Fast(items, "items must be a sequence of tuples");
+    if (seq == NULL)
+        goto done;
+    n = PySequence_Fast_GET_SIZE(seq);
+    out = PyList_New(n);
+    if (out == NULL)
+        goto done;
+    for (i = 0; i < n; i++) {
+        PyObject *it = PySequence_Fast_GET_ITEM(seq, i), *text, *vals[4], *t;
+        Py_ssize_t bstart, blen, pstart, plen, full;
+        int flag, r, k;
+        const char *start;
+
+        if (!PyTuple_Check(it)) {
+            PyErr_SetString(PyExc_TypeError, "items must be tuples");
+            goto done;
+        }
+        if (!PyArg_ParseTuple(it, "nnnni", &bstart, &blen, &pstart, &plen, &flag))
+            goto done;
+        if (bstart < 0 || blen < 0 || bstart > src.len - blen || pstart < 0 || plen < 0 || pstart > src.len - plen) {
+            PyErr_SetString(PyExc_IndexError, "item outside src");
+            goto done;
+        }
+        if (plen) {
+            if (memchr((const char *)src.buf + pstart, 0, (size_t)plen) != NULL) {
+                res = Py_BuildValue("(is)", 1, "batch properties contain NUL");
+                goto done;
+            }
+            full = plen + (bp.len ? 1 + bp.len : 0);
+            if (full == plen) {
+                start = (const char *)src.buf + pstart;
+            } else {
+                if (full > cap) {
+                    char *grown = PyMem_Realloc(tmp, (size_t)full);
+                    if (grown == NULL) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                    tmp = grown;
+                    cap = full;
+                }
+                memcpy(tmp, (const char *)src.buf + pstart, (size_t)plen);
+                tmp[plen] = 0x02;
+                memcpy(tmp + plen + 1, bp.buf, (size_t)bp.len);
+                start = tmp;
+            }
+        } else {
+            full = bp.len;
+            start = (const char *)bp.buf;
+        }
+        text = PyUnicode_DecodeUTF8(start, full, NULL);
+        if (text == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+                goto done;
+            PyErr_Clear();
+            res = Py_BuildValue("(is)", 1, "batch properties not UTF-8");
+            goto done;
+        }
+        if (full > MAX_PROPERTIES_BYTES) {
+            Py_DECREF(text);
+            res = Py_BuildValue("(is)", 2, "properties of a batch message exceed 32767 bytes");
+            goto done;
+        }
+        r = scan_props(text, vals);
+        if (r != 0) {
+            Py_DECREF(text);
+            if (r == 1) /* NUL in the batch's own properties */
+                res = Py_BuildValue("(is)", 1, "properties contain NUL");
+            goto done;
+        }
+        t = PyTuple_New(5);
+        if (t == NULL) {
+            Py_DECREF(text);
+            for (k = 0; k < 4; k++)
+                Py_DECREF(vals[k]);
+            goto done;
+        }
+        PyTuple_SET_ITEM(t, 0, text);
+        for (k = 0; k < 4; k++)
+            PyTuple_SET_ITEM(t, k + 1, vals[k]);
+        PyList_SET_ITEM(out, i, t);
+        var_bytes += blen + full;
+    }
+    res = Py_BuildValue("(On)", out, var_bytes);
+done:
+    PyMem_Free(tmp);
+    Py_XDECREF(out);
+    Py_XDECREF(seq);
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&bp);
+    return res;
+}
+
+/* msg_ids(prefix, base, positions) -> ",".join(f"{prefix}{base + p:016X}" for p in positions) */
+static PyObject *msg_ids(PyObject *module, PyObject *args)
+{
+    static const char HEX[] = "0123456789ABCDEF";
+    PyObject *prefix, *positions, *seq, *res = NULL;
+    long long base;
+    Py_ssize_t n, i, plen, len;
+    const char *pre;
+    char *buf, *w;
+
+    (void)module;
+    if (!PyArg_ParseTuple(args, "ULO:msg_ids", &prefix, &base, &positions))
+        return NULL;
+    pre = PyUnicode_AsUTF8AndSize(prefix, &plen);
+    if (pre == NULL)
+        return NULL;
+    if (!PyUnicode_IS_ASCII(prefix)) {
+        PyErr_SetString(PyExc_ValueError, "prefix must be ASCII");
+        return NULL;
+    }
+    seq = PySequence_Fast(positions, "positions must be a sequence of int");
+    if (seq == NULL)
+        return NULL;
+    n = PySequence_Fast_GET_SIZE(seq);
+    if (n == 0) {
+        Py_DECREF(seq);
+        return PyUnicode_New(0, 127);
+    }
+    if (plen > (PY_SSIZE_T_MAX / 2 - 17) || n > (PY_SSIZE_T_MAX / 2) / (plen + 17)) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    len = n * (plen + 17) - 1;
+    res = PyUnicode_New(len, 127);
+    if (res == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    buf = (char *)PyUnicode_DATA(res);
+    w = buf;
+    for (i = 0; i < n; i++) {
+        long long p = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+        uint64_t v;
+        int k;
+
+        if (p == -1 && PyErr_Occurred()) {
+            Py_CLEAR(res);
+            break;
+        }
+        v = (uint64_t)base + (uint64_t)p;
+        if (i)
+            *w++ = ',';
+        memcpy(w, pre, (size_t)plen);
+        w += plen;
+        for (k = 15; k >= 0; k--) {
+            w[k] = HEX[v & 0xF];
+            v >>= 4;
+        }
+        w += 16;
+    }
+    Py_DECREF(seq);
+    return res;
 }
 
 /* -- writing records ------------------------------------------------------------------------- */
@@ -1031,6 +1222,9 @@ static PyMethodDef methods[] = {
      "index_build_many(buf, slot_num, max_index, requests, start, header) -> (next, header)"},
     {"dispatch_props", dispatch_props, METH_O,
      "dispatch_props(properties) -> (tags, keys, uniq_key, delay), or None when it contains NUL"},
+    {"batch_properties", batch_properties, METH_VARARGS,
+     "batch_properties(src, items, batch_props) -> ([(text, tags, keys, uniq, delay)], var_bytes) or (status, message)"},
+    {"msg_ids", msg_ids, METH_VARARGS, "msg_ids(prefix, base, positions) -> comma-joined offset msgIds"},
     {"split_batch", split_batch, METH_O, "split_batch(body) -> list of (bstart, blen, pstart, plen, flag) or error"},
     {"parse_record", (PyCFunction)(void (*)(void))parse_record, METH_VARARGS | METH_KEYWORDS,
      "parse_record(buf, pos, strict=False) -> 20-tuple, or None when not a valid record"},

@@ -20,6 +20,9 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 * ``index_build_many(buf, slot_num, max_index, requests, start, header)``: index a run of
   dispatched records (IndexService's whole per-record work, header bookkeeping included).
 * ``dispatch_props(properties)``: TAGS, KEYS, UNIQ_KEY, DELAY of a properties string.
+* ``batch_properties(src, items, batch_props)``: the stored properties text and dispatch fields
+  of each entry of a client batch, or the first entry's refusal.
+* ``msg_ids(prefix, base, positions)``: the comma-joined offset msgIds of a batch.
 * ``split_batch(body)``: the entries of a client batch body.
 * ``parse_record(buf, pos, strict=False)``: one CommitLog record for the reput's DispatchRequest.
 * ``encode_records(buf, pos, src, items, batch_props, topic, ...)``: write v1 records (batch or single put).
@@ -47,6 +50,8 @@ __all__ = [
     "index_build_many",
     "IndexHeaderTuple",
     "dispatch_props",
+    "batch_properties",
+    "msg_ids",
     "split_batch",
     "parse_record",
     "encode_records",
@@ -131,6 +136,20 @@ class Speedups(Protocol):
         joined by ``\x02``; the last entry of a name wins; absent or empty is None), the same
         values :meth:`parse_record` gives for a record with these properties; None when
         ``properties`` contains NUL (which a stored record must not). TypeError for a non-str."""
+        ...
+
+    def batch_properties(self, src, items: list[tuple[int, int, int, int, int]], batch_props: bytes
+                         ) -> tuple[list[tuple[str, str | None, str | None, str | None, str | None]], int] | tuple[int, str]:
+        """For each :meth:`split_batch` item of the batch body ``src``: ``(text, tags, keys, uniq_key,
+        delay)``, where ``text`` is the properties the record stores (the entry's own, then ``\x02``
+        and ``batch_props`` when both are non-empty) and the rest is :meth:`dispatch_props` of it;
+        returned with ``var_bytes`` (sum of body lengths and stored properties lengths). For the
+        first entry that cannot be stored: ``(1, message)`` (NUL in its properties, not UTF-8) or
+        ``(2, message)`` (stored properties longer than 32767 bytes), checked in that order."""
+        ...
+
+    def msg_ids(self, prefix: str, base: int, positions: list[int]) -> str:
+        """``",".join(f"{prefix}{base + p:016X}" for p in positions)`` (offsets non-negative)."""
         ...
 
     def split_batch(self, body: bytes) -> list[tuple[int, int, int, int, int]] | str:
@@ -372,6 +391,44 @@ def _py_dispatch_props(properties: str) -> tuple[str | None, str | None, str | N
     return tuple(_prop(properties, n) for n in _DISPATCH_NAMES)  # type: ignore[return-value]
 
 
+def _py_batch_properties(src, items, batch_props: bytes):
+    """Pure twin of ``batch_properties``."""
+    mv = memoryview(src)
+    out = []
+    var_bytes = 0
+    tail = (b"\x02" + bytes(batch_props)) if batch_props else b""
+    try:
+        for bstart, blen, pstart, plen, _flag in items:
+            if bstart < 0 or blen < 0 or bstart > len(mv) - blen or pstart < 0 or plen < 0 or pstart > len(mv) - plen:
+                raise IndexError("item outside src")
+            if plen:
+                own = bytes(mv[pstart : pstart + plen])
+                if b"\x00" in own:
+                    return 1, "batch properties contain NUL"
+                full = own + tail
+            else:
+                full = bytes(batch_props)
+            try:
+                text = full.decode("utf-8")
+            except UnicodeDecodeError:
+                return 1, "batch properties not UTF-8"
+            if len(full) > 32767:
+                return 2, "properties of a batch message exceed 32767 bytes"
+            fields = _py_dispatch_props(text)
+            if fields is None:
+                return 1, "properties contain NUL"
+            out.append((text, *fields))
+            var_bytes += blen + len(full)
+    finally:
+        mv.release()
+    return out, var_bytes
+
+
+def _py_msg_ids(prefix: str, base: int, positions) -> str:
+    """Pure twin of ``msg_ids``."""
+    return ",".join([f"{prefix}{base + p:016X}" for p in positions])
+
+
 def _py_parse_record(buf, pos: int, strict: bool = False) -> RecordTuple | None:
     """Pure twin of ``parse_record``: the record at ``pos`` of ``buf`` (a CommitLog file view).
 
@@ -576,13 +633,15 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     index_put_keys=_py_index_put_keys,
     index_build_many=_py_index_build_many,
     dispatch_props=_py_dispatch_props,
+    batch_properties=_py_batch_properties,
+    msg_ids=_py_msg_ids,
     split_batch=_py_split_batch,
     parse_record=_py_parse_record,
     encode_records=_py_encode_records,
 )
 
-_NAMES = ("java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "split_batch",
-          "parse_record", "encode_records")
+_NAMES = ("java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
+          "msg_ids", "split_batch", "parse_record", "encode_records")
 
 compiled: Speedups | None
 try:
@@ -603,6 +662,8 @@ index_put = _impl.index_put
 index_put_keys = _impl.index_put_keys
 index_build_many = _impl.index_build_many
 dispatch_props = _impl.dispatch_props
+batch_properties = _impl.batch_properties
+msg_ids = _impl.msg_ids
 split_batch = _impl.split_batch
 parse_record = _impl.parse_record
 encode_records = _impl.encode_records

@@ -80,6 +80,9 @@ _parse_record = speedups.parse_record if speedups.IS_COMPILED else None
 _encode_records = getattr(speedups, "encode_records", None) if speedups.IS_COMPILED else None
 # the compiled TAGS/KEYS/UNIQ_KEY/DELAY finder (also the NUL check) of a single put's properties
 _dispatch_props = speedups.dispatch_props if speedups.IS_COMPILED else None
+# compiled: a batch's stored properties texts and dispatch fields in one call, its msgIds in another
+_batch_properties = speedups.batch_properties if speedups.IS_COMPILED else None
+_msg_ids = speedups.msg_ids if speedups.IS_COMPILED else None
 
 # -- the record, declared once with construct (documentation + cross-check) ----
 
@@ -567,28 +570,36 @@ class CommitLog:
         queue = self.prepared
         prepare = queue is not None and len(queue) + len(items) <= self.prepared_capacity
         props_texts: list[str] = []
-        total_all = 0
-        batch_tail = (PROPERTY_SEPARATOR + batch.properties_string) if bp_len else ""
-        for _bstart, blen, pstart, plen, _flag in items:
-            if plen:
-                # stored bytes must parse back: UTF-8, and no NUL (the recovery's torn-record signature)
-                if src.find(b"\x00", pstart, pstart + plen) >= 0:
-                    return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "batch properties contain NUL")
-                try:
-                    text = str(src[pstart : pstart + plen], "utf-8")
-                except UnicodeDecodeError:
-                    return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "batch properties not UTF-8")
-                full_plen = plen + tail_len
-                if prepare:
-                    props_texts.append(text + batch_tail)
-            else:
-                full_plen = bp_len
-                if prepare:
-                    props_texts.append(batch.properties_string)
-            if full_plen > MAX_PROPERTIES_BYTES:
-                return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, None,
-                                        "properties of a batch message exceed 32767 bytes")
-            total_all += fixed + blen + full_plen
+        fields = None
+        if _batch_properties is not None:
+            fields, var_bytes = _batch_properties(src, items, batch_props)
+            if type(fields) is int:
+                status = PutMessageStatus.MESSAGE_ILLEGAL if fields == 1 else PutMessageStatus.PROPERTIES_SIZE_EXCEEDED
+                return PutMessageResult(status, None, var_bytes)
+            total_all = fixed * len(items) + var_bytes
+        else:
+            total_all = 0
+            batch_tail = (PROPERTY_SEPARATOR + batch.properties_string) if bp_len else ""
+            for _bstart, blen, pstart, plen, _flag in items:
+                if plen:
+                    # stored bytes must parse back: UTF-8, and no NUL (the recovery's torn-record signature)
+                    if src.find(b"\x00", pstart, pstart + plen) >= 0:
+                        return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "batch properties contain NUL")
+                    try:
+                        text = str(src[pstart : pstart + plen], "utf-8")
+                    except UnicodeDecodeError:
+                        return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "batch properties not UTF-8")
+                    full_plen = plen + tail_len
+                    if prepare:
+                        props_texts.append(text + batch_tail)
+                else:
+                    full_plen = bp_len
+                    if prepare:
+                        props_texts.append(batch.properties_string)
+                if full_plen > MAX_PROPERTIES_BYTES:
+                    return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, None,
+                                            "properties of a batch message exceed 32767 bytes")
+                total_all += fixed + blen + full_plen
         if total_all + END_FILE_MIN_BLANK_LENGTH > self.file_size:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "batch larger than a commit-log file")
         mf = self._last_file_for(total_all)
@@ -627,7 +638,18 @@ class CommitLog:
             plain = topic != SCHEDULE_TOPIC
             positions.append(end)
             reqs = []
-            for i in range(n):
+            if fields is not None:
+                for i in range(n):
+                    pos = positions[i]
+                    props_s, tags, keys, uniq, delay = fields[i]
+                    if plain:
+                        tags_code = tags_hash(tags) if tags else 0
+                    else:
+                        tags_code = of(topic, tags, delay, now)
+                    reqs.append(DispatchRequest(topic, qid, base + pos, positions[i + 1] - pos, tags_code, now,
+                                                first_qoff + i, keys or "", uniq, sys_flag, prep_off, None, True,
+                                                None, props_s))
+            for i in range(n if fields is None else 0):
                 pos = positions[i]
                 props_s = props_texts[i]
                 f = _parse_record(mm, pos) if _parse_record is not None else None
@@ -646,8 +668,11 @@ class CommitLog:
                                             props_s))
             queue.extend(reqs)
             positions.pop()
-        prefix = self._msg_id_prefix(store)
-        ids = ",".join([f"{prefix}{base + p:016X}" for p in positions])
+        prefix = self._prefix_cache.get(store) or self._msg_id_prefix(store)
+        if _msg_ids is not None:
+            ids = _msg_ids(prefix, base, positions)
+        else:
+            ids = ",".join([f"{prefix}{base + p:016X}" for p in positions])
         return PutMessageResult(
             PutMessageStatus.PUT_OK,
             AppendMessageResult(_APPEND_OK, base + start, end - start, ids, now, first_qoff, n),

@@ -687,3 +687,73 @@ def test_dispatch_props_twins_agree_on_random_strings():
     for _ in range(3000):
         s = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 12)))
         assert speedups.pure.dispatch_props(s) == speedups.compiled.dispatch_props(s), repr(s)
+
+
+# -- batch_properties / msg_ids ------------------------------------------------------------------
+
+
+def ref_batch_properties(body: bytes, batch_props: str):
+    """What CommitLog.put_messages stores per entry, spelled out with string operations."""
+    out = []
+    var = 0
+    for _bstart, blen, pstart, plen, _flag in speedups.pure.split_batch(body):
+        own = body[pstart : pstart + plen].decode("utf-8")
+        text = own + ("\x02" + batch_props if own and batch_props else "") if own else batch_props
+        out.append((text, *speedups.pure.dispatch_props(text)))
+        var += blen + len(text.encode("utf-8"))
+    return out, var
+
+
+@pytest.mark.parametrize("twin", TWINS)
+@pytest.mark.parametrize("batch_props", ["", "CLUSTER\x01c", "TAGS\x01BatchTag\x02WAIT\x01true"])
+def test_batch_properties_well_formed(twin, batch_props):
+    rnd = random.Random(len(batch_props))
+    entries = []
+    for i in range(40):
+        props = rnd.choice(["", f"UNIQ_KEY\x01U{i}\x02KEYS\x01k{i} x", "TAGS\x01日本\x02KEYS\x01\U0001F600",
+                            f"TAGS\x01t{i}\x02DELAY\x012"])
+        entries.append(batch_entry(os.urandom(rnd.randrange(0, 50)), props.encode()))
+    body = b"".join(entries)
+    items = speedups.pure.split_batch(body)
+    got = twin.batch_properties(body, items, batch_props.encode())
+    assert got == ref_batch_properties(body, batch_props)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_batch_properties_refusals_in_entry_order(twin):
+    def run(*props, batch=b""):
+        body = b"".join(batch_entry(b"b", p) for p in props)
+        return twin.batch_properties(body, speedups.pure.split_batch(body), batch)
+
+    assert run(b"A\x01x", b"K\x01\x00") == (1, "batch properties contain NUL")
+    assert run(b"A\x01\xff\xfe") == (1, "batch properties not UTF-8")
+    assert run(b"A\x01\xe6\x97") == (1, "batch properties not UTF-8")  # cut inside a character
+    too_long = b"A\x01" + b"x" * 32765  # 32767 bytes alone: fits; with the batch's: too long
+    assert run(too_long)[0] != 2
+    assert run(too_long, batch=b"C\x01c") == (2, "properties of a batch message exceed 32767 bytes")
+    assert run(too_long, b"K\x01\x00", batch=b"C\x01c")[0] == 2  # the first refusal wins
+    assert run(b"", batch=b"C\x01" + b"y" * 32766)[0] == 2
+    with pytest.raises(IndexError):
+        twin.batch_properties(b"abc", [(0, 1, 2, 5, 0)], b"")
+
+
+def test_batch_properties_twins_agree_on_random_bytes():
+    if speedups.compiled is None:
+        pytest.skip("common._speedups not built")
+    rnd = random.Random(5)
+    pool = [b"TAGS\x01", b"KEYS\x01", b"\x02", b"\x01", b"a", b" ", "é".encode(), b"\xe6", b"\x00", b"\xff"]
+    for _ in range(1500):
+        props = [b"".join(rnd.choice(pool) for _ in range(rnd.randrange(0, 6))) for _ in range(rnd.randrange(1, 5))]
+        body = b"".join(batch_entry(b"x", p) for p in props)
+        items = speedups.pure.split_batch(body)
+        bp = rnd.choice([b"", b"C\x01c", b"TAGS\x01z"])
+        assert speedups.pure.batch_properties(body, items, bp) == speedups.compiled.batch_properties(body, items, bp)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_msg_ids(twin):
+    prefix = "7F00000100002A9F"
+    assert twin.msg_ids(prefix, 1 << 30, [0, 130, 4096]) == ",".join(
+        f"{prefix}{(1 << 30) + p:016X}" for p in (0, 130, 4096))
+    assert twin.msg_ids(prefix, 0, []) == ""
+    assert twin.msg_ids("", 0x7EDCBA9876543210 - 5, [5]) == "7EDCBA9876543210"
