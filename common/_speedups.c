@@ -32,6 +32,8 @@ typedef struct {
     uint32_t crc[8][256];
     /* attribute names of a DispatchRequest read by index_build_many */
     PyObject *n_topic, *n_offset, *n_sys_flag, *n_keys, *n_uniq, *n_ts;
+    /* and by cq_put_units */
+    PyObject *n_size, *n_tags_code, *n_cq_offset;
 } speedups_state;
 
 /* -- big-endian access (callers check bounds) ------------------------------------ */
@@ -457,6 +459,69 @@ static PyObject *index_build_many(PyObject *module, PyObject *args)
         Py_DECREF(keys);
     }
     res = Py_BuildValue("(n(LLLLLL))", i, begin_ts, end_ts, begin_phy, end_phy, slots_count, count);
+done:
+    Py_XDECREF(seq);
+    PyBuffer_Release(&buf);
+    return res;
+}
+
+/* -- ConsumeQueue ---------------------------------------------------------------------------- */
+
+#define CQ_UNIT_SIZE 20
+
+/*
+ * cq_put_units(buf, pos, file_size, file_from_offset, allow_at_zero, max_physic_offset, requests, start)
+ * -> (next, pos, max_physic_offset): ConsumeQueue.put_requests' fast path over requests[start:].
+ */
+static PyObject *cq_put_units(PyObject *module, PyObject *args)
+{
+    const speedups_state *st = (const speedups_state *)PyModule_GetState(module);
+    Py_buffer buf;
+    Py_ssize_t pos, file_size, n, i, start;
+    long long file_from, max_phy;
+    int allow_zero;
+    PyObject *requests, *seq = NULL, *res = NULL;
+    uint8_t *b;
+
+    if (!PyArg_ParseTuple(args, "w*nnLpLOn:cq_put_units", &buf, &pos, &file_size, &file_from, &allow_zero, &max_phy,
+                          &requests, &start))
+        return NULL;
+    seq = PySequence_Fast(requests, "requests must be a sequence");
+    if (seq == NULL)
+        goto done;
+    n = PySequence_Fast_GET_SIZE(seq);
+    if (start < 0 || start > n || pos < 0) {
+        PyErr_SetString(PyExc_IndexError, "start or pos out of range");
+        goto done;
+    }
+    if (file_size > buf.len)
+        file_size = buf.len; /* never write past the mapping */
+    b = (uint8_t *)buf.buf;
+    for (i = start; i < n; i++) {
+        PyObject *req = PySequence_Fast_GET_ITEM(seq, i);
+        int64_t offset, size, cqo, tags;
+
+        if (int64_attr(req, st->n_offset, &offset) < 0 || int64_attr(req, st->n_size, &size) < 0)
+            goto done;
+        if (offset + size <= max_phy)
+            continue; /* re-dispatch of a record already in the queue */
+        if (int64_attr(req, st->n_cq_offset, &cqo) < 0)
+            goto done;
+        if (pos + CQ_UNIT_SIZE > file_size || file_from + pos != cqo * CQ_UNIT_SIZE || (pos == 0 && !allow_zero))
+            break; /* not the next unit at the end of this file: the caller's general path */
+        if (int64_attr(req, st->n_tags_code, &tags) < 0)
+            goto done;
+        if (size < INT32_MIN || size > INT32_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "msg_size is not a 32-bit value");
+            goto done;
+        }
+        wr_u64(b + pos, (uint64_t)offset);
+        wr_u32(b + pos + 8, (uint32_t)size);
+        wr_u64(b + pos + 12, (uint64_t)tags);
+        pos += CQ_UNIT_SIZE;
+        max_phy = offset + size;
+    }
+    res = Py_BuildValue("(nnL)", i, pos, max_phy);
 done:
     Py_XDECREF(seq);
     PyBuffer_Release(&buf);
@@ -1191,7 +1256,11 @@ static int speedups_exec(PyObject *module)
     st->n_keys = PyUnicode_InternFromString("keys");
     st->n_uniq = PyUnicode_InternFromString("uniq_key");
     st->n_ts = PyUnicode_InternFromString("store_timestamp");
-    if (!st->n_topic || !st->n_offset || !st->n_sys_flag || !st->n_keys || !st->n_uniq || !st->n_ts)
+    st->n_size = PyUnicode_InternFromString("msg_size");
+    st->n_tags_code = PyUnicode_InternFromString("tags_code");
+    st->n_cq_offset = PyUnicode_InternFromString("consume_queue_offset");
+    if (!st->n_topic || !st->n_offset || !st->n_sys_flag || !st->n_keys || !st->n_uniq || !st->n_ts || !st->n_size ||
+        !st->n_tags_code || !st->n_cq_offset)
         return -1;
     return 0;
 }
@@ -1208,6 +1277,9 @@ static void speedups_free(void *module)
     Py_CLEAR(st->n_keys);
     Py_CLEAR(st->n_uniq);
     Py_CLEAR(st->n_ts);
+    Py_CLEAR(st->n_size);
+    Py_CLEAR(st->n_tags_code);
+    Py_CLEAR(st->n_cq_offset);
 }
 
 /* -- module ---------------------------------------------------------------------------------- */
@@ -1225,6 +1297,9 @@ static PyMethodDef methods[] = {
     {"batch_properties", batch_properties, METH_VARARGS,
      "batch_properties(src, items, batch_props) -> ([(text, tags, keys, uniq, delay)], var_bytes) or (status, message)"},
     {"msg_ids", msg_ids, METH_VARARGS, "msg_ids(prefix, base, positions) -> comma-joined offset msgIds"},
+    {"cq_put_units", cq_put_units, METH_VARARGS,
+     "cq_put_units(buf, pos, file_size, file_from_offset, allow_at_zero, max_physic_offset, requests, start) -> "
+     "(next, pos, max_physic_offset)"},
     {"split_batch", split_batch, METH_O, "split_batch(body) -> list of (bstart, blen, pstart, plen, flag) or error"},
     {"parse_record", (PyCFunction)(void (*)(void))parse_record, METH_VARARGS | METH_KEYWORDS,
      "parse_record(buf, pos, strict=False) -> 20-tuple, or None when not a valid record"},

@@ -23,6 +23,8 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 * ``batch_properties(src, items, batch_props)``: the stored properties text and dispatch fields
   of each entry of a client batch, or the first entry's refusal.
 * ``msg_ids(prefix, base, positions)``: the comma-joined offset msgIds of a batch.
+* ``cq_put_units(buf, pos, file_size, file_from_offset, allow_at_zero, max_physic_offset, requests,
+  start)``: ConsumeQueue units of a run of dispatched records appended at the end of one file.
 * ``split_batch(body)``: the entries of a client batch body.
 * ``parse_record(buf, pos, strict=False)``: one CommitLog record for the reput's DispatchRequest.
 * ``encode_records(buf, pos, src, items, batch_props, topic, ...)``: write v1 records (batch or single put).
@@ -52,6 +54,7 @@ __all__ = [
     "dispatch_props",
     "batch_properties",
     "msg_ids",
+    "cq_put_units",
     "split_batch",
     "parse_record",
     "encode_records",
@@ -150,6 +153,18 @@ class Speedups(Protocol):
 
     def msg_ids(self, prefix: str, base: int, positions: list[int]) -> str:
         """``",".join(f"{prefix}{base + p:016X}" for p in positions)`` (offsets non-negative)."""
+        ...
+
+    def cq_put_units(self, buf, pos: int, file_size: int, file_from_offset: int, allow_at_zero: bool,
+                     max_physic_offset: int, requests, start: int) -> tuple[int, int, int]:
+        """ConsumeQueue fast path: for ``requests[start:]`` (``commit_log_offset``, ``msg_size``,
+        ``tags_code``, ``consume_queue_offset``) skip a record with ``offset + size <=
+        max_physic_offset`` (already in the queue) and write the 20-byte unit (int64 offset, int32
+        size, int64 tags code, big-endian) of each other at ``pos`` while it is the next unit at the
+        end of this file (``pos + 20 <= file_size``, ``file_from_offset + pos == consume_queue_offset
+        * 20``, and ``pos > 0`` unless ``allow_at_zero``). Returns ``(next, pos, max_physic_offset)``:
+        the first record left to the caller's general path (``len(requests)`` when none), the new
+        write position and the new max physical offset."""
         ...
 
     def split_batch(self, body: bytes) -> list[tuple[int, int, int, int, int]] | str:
@@ -429,6 +444,34 @@ def _py_msg_ids(prefix: str, base: int, positions) -> str:
     return ",".join([f"{prefix}{base + p:016X}" for p in positions])
 
 
+_CQ_UNIT = struct.Struct(">qiq")
+
+
+def _py_cq_put_units(buf, pos: int, file_size: int, file_from_offset: int, allow_at_zero: bool,
+                     max_physic_offset: int, requests, start: int) -> tuple[int, int, int]:
+    """Pure twin of ``cq_put_units``."""
+    n = len(requests)
+    if not 0 <= start <= n or pos < 0:
+        raise IndexError("start or pos out of range")
+    file_size = min(file_size, len(buf))
+    pack = _CQ_UNIT.pack_into
+    i = start
+    while i < n:
+        r = requests[i]
+        offset = r.commit_log_offset
+        size = r.msg_size
+        if offset + size <= max_physic_offset:
+            i += 1
+            continue
+        if pos + 20 > file_size or file_from_offset + pos != r.consume_queue_offset * 20 or (pos == 0 and not allow_at_zero):
+            break
+        pack(buf, pos, offset, size, r.tags_code)
+        pos += 20
+        max_physic_offset = offset + size
+        i += 1
+    return i, pos, max_physic_offset
+
+
 def _py_parse_record(buf, pos: int, strict: bool = False) -> RecordTuple | None:
     """Pure twin of ``parse_record``: the record at ``pos`` of ``buf`` (a CommitLog file view).
 
@@ -635,13 +678,14 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     dispatch_props=_py_dispatch_props,
     batch_properties=_py_batch_properties,
     msg_ids=_py_msg_ids,
+    cq_put_units=_py_cq_put_units,
     split_batch=_py_split_batch,
     parse_record=_py_parse_record,
     encode_records=_py_encode_records,
 )
 
 _NAMES = ("java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
-          "msg_ids", "split_batch", "parse_record", "encode_records")
+          "msg_ids", "cq_put_units", "split_batch", "parse_record", "encode_records")
 
 compiled: Speedups | None
 try:
@@ -664,6 +708,7 @@ index_build_many = _impl.index_build_many
 dispatch_props = _impl.dispatch_props
 batch_properties = _impl.batch_properties
 msg_ids = _impl.msg_ids
+cq_put_units = _impl.cq_put_units
 split_batch = _impl.split_batch
 parse_record = _impl.parse_record
 encode_records = _impl.encode_records

@@ -16,6 +16,7 @@ import shutil
 import struct
 from collections.abc import Callable, Iterator
 
+from common import speedups
 from common.mapped_file import MappedFile, MappedFileQueue
 
 __all__ = ["ConsumeQueue", "ConsumeQueueStore", "CQ_STORE_UNIT_SIZE", "is_valid_topic_name"]
@@ -24,6 +25,8 @@ log = logging.getLogger(__name__)
 
 CQ_STORE_UNIT_SIZE = 20
 _UNIT = struct.Struct(">qiq")
+# the compiled fast path of put_requests (the pure twin is no faster than the loop there)
+_cq_put_units = speedups.cq_put_units if speedups.IS_COMPILED else None
 _PREFILL_SIZE = 0x7FFFFFFF
 _BLANK_UNIT = _UNIT.pack(0, _PREFILL_SIZE, 0)
 _TOPIC_RE = re.compile(r"^[%|a-zA-Z0-9_-]+$")
@@ -182,6 +185,9 @@ class ConsumeQueue:
         Units that continue the last file where it ends are written without the
         per-unit checks; anything else takes the general path.
         """
+        if _cq_put_units is not None:
+            self._put_requests_compiled(requests)
+            return
         files = self.queue.mapped_files
         mf = files[-1] if files else None
         pack = _UNIT.pack_into
@@ -201,6 +207,26 @@ class ConsumeQueue:
             self.put_message_position_info(offset, size, r.tags_code, r.consume_queue_offset)
             files = self.queue.mapped_files
             mf = files[-1] if files else None
+
+    def _put_requests_compiled(self, requests) -> None:
+        """put_requests with the fast path in one compiled call per run (common.speedups.cq_put_units)."""
+        i = 0
+        n = len(requests)
+        while i < n:
+            files = self.queue.mapped_files
+            mf = files[-1] if files else None
+            if mf is not None:
+                pos = mf.wrote_position
+                i, new_pos, self.max_physic_offset = _cq_put_units(
+                    mf.mm, pos, mf.file_size, mf.file_from_offset, not mf.first_create_in_queue,
+                    self.max_physic_offset, requests, i)
+                if new_pos != pos:
+                    mf.wrote_position = mf.committed_position = new_pos
+                if i >= n:
+                    return
+            r = requests[i]
+            self.put_message_position_info(r.commit_log_offset, r.msg_size, r.tags_code, r.consume_queue_offset)
+            i += 1
 
     def _fill_pre_blank(self, mf: MappedFile, until_where: int) -> None:
         n = (until_where % self.mapped_file_size) // CQ_STORE_UNIT_SIZE

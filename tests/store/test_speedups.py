@@ -757,3 +757,50 @@ def test_msg_ids(twin):
         f"{prefix}{(1 << 30) + p:016X}" for p in (0, 130, 4096))
     assert twin.msg_ids(prefix, 0, []) == ""
     assert twin.msg_ids("", 0x7EDCBA9876543210 - 5, [5]) == "7EDCBA9876543210"
+
+
+# -- cq_put_units ----------------------------------------------------------------------------------
+
+
+class CqReq:
+    __slots__ = ("commit_log_offset", "msg_size", "tags_code", "consume_queue_offset")
+
+    def __init__(self, offset, size, tags, cqo):
+        self.commit_log_offset, self.msg_size, self.tags_code, self.consume_queue_offset = offset, size, tags, cqo
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_cq_put_units_fast_path_and_stops(twin):
+    buf = bytearray(20 * 6)
+    reqs = [CqReq(100, 50, -5, 10), CqReq(120, 20, 1, 11),  # second: already in the queue (120+20 <= 150)
+            CqReq(150, 60, 1 << 40, 11), CqReq(210, 10, 0, 13)]  # last: a gap in queue offsets
+    got = twin.cq_put_units(buf, 0, len(buf), 200, True, -1, reqs, 0)
+    assert got == (3, 40, 210)
+    assert bytes(buf[:40]) == struct.pack(">qiq", 100, 50, -5) + struct.pack(">qiq", 150, 60, 1 << 40)
+    assert bytes(buf[40:]) == bytes(80)
+    # position 0 of a file that did not start the queue goes to the general path
+    assert twin.cq_put_units(bytearray(40), 0, 40, 200, False, -1, reqs, 0) == (0, 0, -1)
+    # the end of the file stops the run
+    assert twin.cq_put_units(bytearray(20), 0, 20, 200, True, -1, reqs, 0) == (2, 20, 150)
+    assert twin.cq_put_units(buf, 40, len(buf), 200, True, 210, reqs, 4) == (4, 40, 210)
+    with pytest.raises(IndexError):
+        twin.cq_put_units(buf, 0, len(buf), 200, True, -1, reqs, 5)
+
+
+def test_cq_put_units_twins_agree_on_random_runs():
+    if speedups.compiled is None:
+        pytest.skip("common._speedups not built")
+    rnd = random.Random(3)
+    for _ in range(300):
+        reqs = []
+        off, cqo = 0, rnd.randrange(0, 5)
+        for _ in range(rnd.randrange(0, 30)):
+            off += rnd.choice([-100, 0, 10, 200])
+            cqo += rnd.choice([1, 1, 1, 0, 2])
+            reqs.append(CqReq(max(off, 0), rnd.randrange(1, 300), rnd.randrange(-(1 << 63), 1 << 63), cqo))
+        size = 20 * rnd.randrange(1, 40)
+        args = (rnd.choice([0, 20, 40]), size, rnd.choice([0, 20 * 2]), rnd.random() < 0.8, rnd.choice([-1, 50]))
+        start = rnd.randrange(0, len(reqs) + 1)
+        a, b = bytearray(size), bytearray(size)
+        assert speedups.pure.cq_put_units(a, *args, reqs, start) == speedups.compiled.cq_put_units(b, *args, reqs, start)
+        assert a == b
