@@ -1245,6 +1245,129 @@ done:
     return res;
 }
 
+/*
+ * write_record(buf, pos, body, topic, props, queue_id, flag, queue_offset, phys_offset, sys_flag, born_ts,
+ *              born_addr, born_port, store_ts, store_addr, store_port, reconsume_times, prepared_offset,
+ *              body_crc) -> end: one v1 record at pos (a single put), payload first and the magic last;
+ * body_crc < 0 computes it.
+ */
+static int fast_ll(PyObject *o, long long *out, long long lo, long long hi, const char *what)
+{
+    long long v = PyLong_AsLongLong(o);
+
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < lo || v > hi) {
+        PyErr_Format(PyExc_OverflowError, "%s out of range", what);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+#define I32 (-2147483647LL - 1), 2147483647LL
+#define I64 (-9223372036854775807LL - 1), 9223372036854775807LL
+
+static PyObject *write_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    const speedups_state *st = (const speedups_state *)PyModule_GetState(module);
+    Py_buffer bufs[6];
+    int got = 0, k;
+    long long pos, qid, flag, qoff, phys, sys_flag, born_ts, born_port, store_ts, store_port, reconsume, prepared,
+        crc;
+    Py_ssize_t hsize, total;
+    PyObject *res = NULL;
+    static const int BUF_ARG[6] = {0, 2, 3, 4, 11, 14};
+
+    if (nargs != 19) {
+        PyErr_Format(PyExc_TypeError, "write_record expected 19 arguments, got %zd", nargs);
+        return NULL;
+    }
+    if (fast_ll(args[1], &pos, 0, PY_SSIZE_T_MAX, "pos") < 0 || fast_ll(args[5], &qid, I32, "queue_id") < 0 ||
+        fast_ll(args[6], &flag, I32, "flag") < 0 || fast_ll(args[7], &qoff, I64, "queue_offset") < 0 ||
+        fast_ll(args[8], &phys, I64, "phys_offset") < 0 || fast_ll(args[9], &sys_flag, I32, "sys_flag") < 0 ||
+        fast_ll(args[10], &born_ts, I64, "born_ts") < 0 || fast_ll(args[12], &born_port, I32, "born_port") < 0 ||
+        fast_ll(args[13], &store_ts, I64, "store_ts") < 0 || fast_ll(args[15], &store_port, I32, "store_port") < 0 ||
+        fast_ll(args[16], &reconsume, I32, "reconsume_times") < 0 ||
+        fast_ll(args[17], &prepared, I64, "prepared_offset") < 0 || fast_ll(args[18], &crc, I32, "body_crc") < 0)
+        return NULL;
+    for (k = 0; k < 6; k++) {
+        if (PyObject_GetBuffer(args[BUF_ARG[k]], &bufs[k], k == 0 ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0)
+            goto done;
+        got++;
+    }
+    {
+        Py_buffer *buf = &bufs[0], *body = &bufs[1], *topic = &bufs[2], *props = &bufs[3], *baddr = &bufs[4],
+                  *saddr = &bufs[5];
+        uint8_t *b, *h, *q;
+
+        if (topic->len < 1 || topic->len > 127) {
+            PyErr_SetString(PyExc_ValueError, "topic must be 1..127 bytes");
+            goto done;
+        }
+        if (props->len > 32767) {
+            PyErr_SetString(PyExc_ValueError, "properties longer than 32767 bytes");
+            goto done;
+        }
+        if ((baddr->len != 4 && baddr->len != 16) || (saddr->len != 4 && saddr->len != 16)) {
+            PyErr_SetString(PyExc_ValueError, "host addresses must be 4 or 16 bytes");
+            goto done;
+        }
+        if (((sys_flag & BORN_V6) != 0) != (baddr->len == 16) || ((sys_flag & STORE_V6) != 0) != (saddr->len == 16)) {
+            PyErr_SetString(PyExc_ValueError, "sys_flag host bits do not match the address lengths");
+            goto done;
+        }
+        if (body->len > 0x7FFFFFFF - 0x20000) {
+            PyErr_SetString(PyExc_ValueError, "body too large");
+            goto done;
+        }
+        hsize = HEAD_SIZE + baddr->len + 4 + 8 + saddr->len + 4 + 16;
+        total = hsize + body->len + 1 + topic->len + 2 + props->len;
+        if (pos > buf->len || total > buf->len - pos) {
+            PyErr_SetString(PyExc_IndexError, "record does not fit in the buffer");
+            goto done;
+        }
+        if (crc < 0)
+            crc = (long long)(crc32_of(st, (const uint8_t *)body->buf, body->len) & 0x7FFFFFFFu);
+        b = (uint8_t *)buf->buf + pos;
+        q = b + hsize;
+        memmove(q, body->buf, (size_t)body->len);
+        q += body->len;
+        *q++ = (uint8_t)topic->len;
+        memcpy(q, topic->buf, (size_t)topic->len);
+        q += topic->len;
+        q[0] = (uint8_t)(props->len >> 8);
+        q[1] = (uint8_t)props->len;
+        memcpy(q + 2, props->buf, (size_t)props->len);
+        h = b;
+        wr_u32(h, (uint32_t)total);
+        wr_u32(h + 8, (uint32_t)crc);
+        wr_u32(h + 12, (uint32_t)qid);
+        wr_u32(h + 16, (uint32_t)flag);
+        wr_u64(h + 20, (uint64_t)qoff);
+        wr_u64(h + 28, (uint64_t)phys);
+        wr_u32(h + 36, (uint32_t)sys_flag);
+        wr_u64(h + 40, (uint64_t)born_ts);
+        h += HEAD_SIZE;
+        memcpy(h, baddr->buf, (size_t)baddr->len);
+        wr_u32(h + baddr->len, (uint32_t)born_port);
+        h += baddr->len + 4;
+        wr_u64(h, (uint64_t)store_ts);
+        memcpy(h + 8, saddr->buf, (size_t)saddr->len);
+        wr_u32(h + 8 + saddr->len, (uint32_t)store_port);
+        h += 8 + saddr->len + 4;
+        wr_u32(h, (uint32_t)reconsume);
+        wr_u64(h + 4, (uint64_t)prepared);
+        wr_u32(h + 12, (uint32_t)body->len);
+        wr_u32(b + 4, (uint32_t)MESSAGE_MAGIC_CODE); /* the magic last */
+        res = PyLong_FromSsize_t((Py_ssize_t)pos + total);
+    }
+done:
+    for (k = 0; k < got; k++)
+        PyBuffer_Release(&bufs[k]);
+    return res;
+}
+
 static int speedups_exec(PyObject *module)
 {
     speedups_state *st = (speedups_state *)PyModule_GetState(module);
@@ -1300,6 +1423,9 @@ static PyMethodDef methods[] = {
     {"cq_put_units", cq_put_units, METH_VARARGS,
      "cq_put_units(buf, pos, file_size, file_from_offset, allow_at_zero, max_physic_offset, requests, start) -> "
      "(next, pos, max_physic_offset)"},
+    {"write_record", (PyCFunction)(void (*)(void))write_record, METH_FASTCALL,
+     "write_record(buf, pos, body, topic, props, queue_id, flag, queue_offset, phys_offset, sys_flag, born_ts, "
+     "born_addr, born_port, store_ts, store_addr, store_port, reconsume_times, prepared_offset, body_crc) -> end"},
     {"split_batch", split_batch, METH_O, "split_batch(body) -> list of (bstart, blen, pstart, plen, flag) or error"},
     {"parse_record", (PyCFunction)(void (*)(void))parse_record, METH_VARARGS | METH_KEYWORDS,
      "parse_record(buf, pos, strict=False) -> 20-tuple, or None when not a valid record"},

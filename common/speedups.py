@@ -25,6 +25,7 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 * ``msg_ids(prefix, base, positions)``: the comma-joined offset msgIds of a batch.
 * ``cq_put_units(buf, pos, file_size, file_from_offset, allow_at_zero, max_physic_offset, requests,
   start)``: ConsumeQueue units of a run of dispatched records appended at the end of one file.
+* ``write_record(buf, pos, body, topic, props, ...)``: one v1 record of a single put.
 * ``split_batch(body)``: the entries of a client batch body.
 * ``parse_record(buf, pos, strict=False)``: one CommitLog record for the reput's DispatchRequest.
 * ``encode_records(buf, pos, src, items, batch_props, topic, ...)``: write v1 records (batch or single put).
@@ -55,6 +56,7 @@ __all__ = [
     "batch_properties",
     "msg_ids",
     "cq_put_units",
+    "write_record",
     "split_batch",
     "parse_record",
     "encode_records",
@@ -165,6 +167,17 @@ class Speedups(Protocol):
         * 20``, and ``pos > 0`` unless ``allow_at_zero``). Returns ``(next, pos, max_physic_offset)``:
         the first record left to the caller's general path (``len(requests)`` when none), the new
         write position and the new max physical offset."""
+        ...
+
+    def write_record(self, buf, pos: int, body, topic: bytes, props: bytes, queue_id: int, flag: int,
+                     queue_offset: int, phys_offset: int, sys_flag: int, born_ts: int, born_addr: bytes,
+                     born_port: int, store_ts: int, store_addr: bytes, store_port: int, reconsume_times: int,
+                     prepared_offset: int, body_crc: int) -> int:
+        """Write one v1 record (a single put) at ``pos``: the bytes :meth:`encode_records` writes for
+        one item whose properties are ``props`` (at most 32767 bytes), with ``queue_offset`` and
+        ``phys_offset`` as given and BODYCRC ``body_crc`` (computed when negative). Payload first,
+        the magic last. Returns the position after the record. Same errors as encode_records,
+        raised before anything is written."""
         ...
 
     def split_batch(self, body: bytes) -> list[tuple[int, int, int, int, int]] | str:
@@ -668,6 +681,26 @@ def _py_encode_records(buf, pos: int, src, items, batch_props: bytes, topic: byt
     return pos + total_all, positions
 
 
+def _py_write_record(buf, pos: int, body, topic: bytes, props: bytes, queue_id: int, flag: int,
+                     queue_offset: int, phys_offset: int, sys_flag: int, born_ts: int, born_addr: bytes,
+                     born_port: int, store_ts: int, store_addr: bytes, store_port: int, reconsume_times: int,
+                     prepared_offset: int, body_crc: int) -> int:
+    """Pure twin of ``write_record`` (encode_records of one item, the CRC given or computed)."""
+    if len(props) > 32767:
+        raise ValueError("properties longer than 32767 bytes")
+    if not -(1 << 31) <= body_crc < 1 << 31:
+        raise OverflowError("body_crc out of range")
+    if not -(1 << 63) <= phys_offset - pos < 1 << 63:
+        raise OverflowError("phys_offset out of range")
+    body = bytes(body)
+    end, _ = _py_encode_records(buf, pos, body, [(0, len(body), 0, 0, flag)], bytes(props), topic, queue_id,
+                                queue_offset, phys_offset - pos, sys_flag, born_ts, born_addr, born_port, store_ts,
+                                store_addr, store_port, reconsume_times, prepared_offset)
+    if body_crc >= 0:
+        _I32.pack_into(buf, pos + 8, body_crc)
+    return end
+
+
 # -- the loader ----------------------------------------------------------------------------------
 
 pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
@@ -679,13 +712,14 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     batch_properties=_py_batch_properties,
     msg_ids=_py_msg_ids,
     cq_put_units=_py_cq_put_units,
+    write_record=_py_write_record,
     split_batch=_py_split_batch,
     parse_record=_py_parse_record,
     encode_records=_py_encode_records,
 )
 
 _NAMES = ("java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
-          "msg_ids", "cq_put_units", "split_batch", "parse_record", "encode_records")
+          "msg_ids", "cq_put_units", "write_record", "split_batch", "parse_record", "encode_records")
 
 compiled: Speedups | None
 try:
@@ -709,6 +743,7 @@ dispatch_props = _impl.dispatch_props
 batch_properties = _impl.batch_properties
 msg_ids = _impl.msg_ids
 cq_put_units = _impl.cq_put_units
+write_record = _impl.write_record
 split_batch = _impl.split_batch
 parse_record = _impl.parse_record
 encode_records = _impl.encode_records

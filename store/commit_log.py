@@ -83,6 +83,8 @@ _dispatch_props = speedups.dispatch_props if speedups.IS_COMPILED else None
 # compiled: a batch's stored properties texts and dispatch fields in one call, its msgIds in another
 _batch_properties = speedups.batch_properties if speedups.IS_COMPILED else None
 _msg_ids = speedups.msg_ids if speedups.IS_COMPILED else None
+# compiled: a single put's record (CRC included) in one call
+_write_record = speedups.write_record if speedups.IS_COMPILED else None
 
 # -- the record, declared once with construct (documentation + cross-check) ----
 
@@ -444,9 +446,6 @@ class CommitLog:
             total = _MIN_RECORD + body_len + topic_len + props_len + (12 if bv6 else 0) + (12 if sv6 else 0)
         if total + END_FILE_MIN_BLANK_LENGTH > self.file_size:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "message larger than a commit-log file")
-        crc = msg.body_crc
-        if crc < 0:
-            crc = zlib.crc32(body) & 0x7FFFFFFF
         mf = self._last_file_for(total)
         if mf is None:
             return PutMessageResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED, None, "create mapped file failed")
@@ -461,23 +460,31 @@ class CommitLog:
         mm = mf.mm
         pos = mf.wrote_position
         phys = mf.file_from_offset + pos
-        p = pos + hdr.size
-        # payload first, header (TOTALSIZE/MAGIC) last: a torn append never looks whole
-        mm[p : p + body_len] = body
-        p += body_len
-        mm[p] = topic_len
-        p += 1
-        mm[p : p + topic_len] = topic_b
-        p += topic_len
-        _I16.pack_into(mm, p, props_len)
-        if props_len:
-            mm[p + 2 : p + 2 + props_len] = props_b
         prepared = msg.prepared_transaction_offset
-        hdr.pack_into(
-            mm, pos, total, MESSAGE_MAGIC_CODE, crc, qid, msg.flag, qoff, phys, sys_flag,
-            msg.born_timestamp, born_a, born[1], now, store_a, store[1],
-            msg.reconsume_times, prepared, body_len,
-        )
+        if _write_record is not None:
+            # the same bytes, CRC included, in one compiled call
+            _write_record(mm, pos, body, topic_b, props_b, qid, msg.flag, qoff, phys, sys_flag, msg.born_timestamp,
+                          born_a, born[1], now, store_a, store[1], msg.reconsume_times, prepared, msg.body_crc)
+        else:
+            crc = msg.body_crc
+            if crc < 0:
+                crc = zlib.crc32(body) & 0x7FFFFFFF
+            p = pos + hdr.size
+            # payload first, header (TOTALSIZE/MAGIC) last: a torn append never looks whole
+            mm[p : p + body_len] = body
+            p += body_len
+            mm[p] = topic_len
+            p += 1
+            mm[p : p + topic_len] = topic_b
+            p += topic_len
+            _I16.pack_into(mm, p, props_len)
+            if props_len:
+                mm[p + 2 : p + 2 + props_len] = props_b
+            hdr.pack_into(
+                mm, pos, total, MESSAGE_MAGIC_CODE, crc, qid, msg.flag, qoff, phys, sys_flag,
+                msg.born_timestamp, born_a, born[1], now, store_a, store[1],
+                msg.reconsume_times, prepared, body_len,
+            )
         mf.wrote_position = mf.committed_position = pos + total
         mf.store_timestamp = now
         if counts:

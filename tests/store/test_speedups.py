@@ -804,3 +804,49 @@ def test_cq_put_units_twins_agree_on_random_runs():
         a, b = bytearray(size), bytearray(size)
         assert speedups.pure.cq_put_units(a, *args, reqs, start) == speedups.compiled.cq_put_units(b, *args, reqs, start)
         assert a == b
+
+
+# -- write_record ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("twin", TWINS)
+@pytest.mark.parametrize("born_v6", [False, True])
+@pytest.mark.parametrize("store_v6", [False, True])
+def test_write_record_is_encode_records_of_one_item(twin, born_v6, store_v6):
+    """Same bytes as encode_records for one item (and as the hand-built reference record)."""
+    body = os.urandom(300)
+    props = b"TAGS\x01TagA\x02KEYS\x01k1 k2"
+    src, items, bp, topic, qid, qoff, base, sys_flag, born_ts, born, born_port, store_ts, store_a, store_port, \
+        recon, prep = encode_args(body, [(0, len(body), 0, 0, 5)], props, born_v6=born_v6, store_v6=store_v6,
+                                  file_base=1 << 33)
+    ref = bytearray(2048)
+    end_ref, _ = twin.encode_records(ref, 100, src, items, bp, topic, qid, qoff, base, sys_flag, born_ts, born,
+                                     born_port, store_ts, store_a, store_port, recon, prep)
+    got = bytearray(2048)
+    end = twin.write_record(got, 100, body, topic, props, qid, 5, qoff, base + 100, sys_flag, born_ts, born,
+                            born_port, store_ts, store_a, store_port, recon, prep, -1)
+    assert end == end_ref and got == ref
+    # a given CRC is stored as given
+    twin.write_record(got, 100, body, topic, props, qid, 5, qoff, base + 100, sys_flag, born_ts, born, born_port,
+                      store_ts, store_a, store_port, recon, prep, 12345)
+    assert struct.unpack_from(">i", got, 108)[0] == 12345 and got[:108] == ref[:108] and got[112:] == ref[112:]
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_write_record_bad_input_raises_and_writes_nothing(twin):
+    buf = bytearray(600)
+    ok = dict(body=b"b" * 100, topic=b"T", props=b"", sys_flag=0, born=V4, store=V4, pos=0, crc=-1)
+
+    def call(**kw):
+        a = {**ok, **kw}
+        return twin.write_record(buf, a["pos"], a["body"], a["topic"], a["props"], 1, 0, 0, 0, a["sys_flag"], 1,
+                                 a["born"], 1, 2, a["store"], 3, 0, 0, a["crc"])
+
+    for kw, exc in [(dict(topic=b""), ValueError), (dict(topic=b"t" * 128), ValueError),
+                    (dict(props=b"p" * 32768), ValueError), (dict(born=b"abc"), ValueError),
+                    (dict(sys_flag=0x10), ValueError), (dict(pos=500), IndexError), (dict(pos=601), IndexError),
+                    (dict(body=b"b" * 600), IndexError), (dict(crc=1 << 31), OverflowError)]:
+        with pytest.raises(exc):
+            call(**kw)
+        assert buf == bytearray(600), kw
+    assert call() == 100 + 91 + 1
