@@ -92,7 +92,11 @@ async def test_slave_copies_master_metadata_and_refuses_writes(procs, tmp_path, 
                 return False
             r = await call(c, slave.addr, RequestCode.QUERY_CONSUMER_OFFSET,
                            {"consumerGroup": "gSynced", "topic": "SyncedT", "queueId": 2})
-            return r.code == ResponseCode.SUCCESS and r.ext_fields.get("offset") == "9"
+            if r.code != ResponseCode.SUCCESS or r.ext_fields.get("offset") != "9":
+                return False
+            # subscription groups come last in a sync round: wait for them too, not only for the offsets
+            r = await call(c, slave.addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+            return "gSynced" in SubscriptionGroupWrapper.from_json(r.body).subscriptionGroupTable
 
         await async_wait_until(synced, 20, interval=0.2, what="slave synced from master")
         r = await call(c, slave.addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
