@@ -116,6 +116,30 @@ def main() -> None:
     item1 = [(0, 1024, 1024, len(one) - 1024, 0)]
     row("encode_records (single 1 KiB put)", lambda t: lambda: t.encode_records(
         out, 0, one, item1, b"", b"BenchTopic", 1, 0, 0, 0, 1_800_000_000_000, *hosts))
+    props_one = one[1024:]
+    row("write_record (single 1 KiB put)", lambda t: lambda: t.write_record(
+        out, 0, bytes(1024), b"BenchTopic", props_one, 1, 0, 0, 0, 0, 1_800_000_000_000, *hosts[:5], 0, 0, -1))
+    props_s = props_one.decode()
+    row("dispatch_props (4 props)", lambda t: lambda: t.dispatch_props(props_s))
+    row("batch_properties (32 entries)", lambda t: lambda: t.batch_properties(b32, items32, b"CLUSTER\x01c"))
+    positions = [i * 1200 for i in range(32)]
+    row("msg_ids (32)", lambda t: lambda: t.msg_ids("7F00000100002A9F", 1 << 30, positions))
+
+    class Req:
+        __slots__ = ("topic", "commit_log_offset", "msg_size", "tags_code", "store_timestamp", "consume_queue_offset",
+                     "keys", "uniq_key", "sys_flag")
+
+        def __init__(self, i):
+            self.topic, self.commit_log_offset, self.msg_size, self.tags_code = "BenchTopic", 1200 * i, 1200, 7
+            self.store_timestamp, self.consume_queue_offset = 1_800_000_000_000 + i, i
+            self.keys, self.uniq_key, self.sys_flag = f"order-{i}", f"7F00000100002A9F{i:032X}", 0
+
+    reqs32 = [Req(i) for i in range(32)]
+    cq = bytearray(20 * 40)
+    row("cq_put_units (32 units)", lambda t: lambda: t.cq_put_units(cq, 0, len(cq), 0, True, -1, reqs32, 0))
+    small = bytearray(40 + 1024 * 4 + 100 * 20)
+    row("index_build_many (32 records, 2 keys each)", lambda t: lambda: t.index_build_many(
+        small, 1024, 100, reqs32, 0, (0, 0, 0, 0, 0, 1)))
 
     width = max(len(r[0]) for r in rows)
     print(f"{'ns per call':<{width}}  " + "  ".join(f"{tn:>9}" for tn, _ in twins) + "   speed-up")
