@@ -8,6 +8,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 #ifdef HAVE_ZLIB
@@ -1368,6 +1369,139 @@ done:
     return res;
 }
 
+/* -- prepared DispatchRequests of a batch ------------------------------------------------------ */
+
+/* The slots dispatch_requests fills, in DispatchRequest's positional order. */
+static const char *const DR_SLOTS[15] = {
+    "topic", "queue_id", "commit_log_offset", "msg_size", "tags_code", "store_timestamp", "consume_queue_offset",
+    "keys", "uniq_key", "sys_flag", "prepared_transaction_offset", "_properties", "success", "bit_map",
+    "properties_string",
+};
+
+/*
+ * dispatch_requests(cls, topic, queue_id, file_base, positions, end, store_ts, first_qoff, sys_flag,
+ *                   prepared_offset, fields) -> list of cls instances, one per record of a batch, equal to
+ * cls(topic, queue_id, file_base + positions[i], next_position - positions[i], java_hash(tags) or 0,
+ *     store_ts, first_qoff + i, keys or "", uniq, sys_flag, prepared_offset, None, True, None, text)
+ * for fields[i] = (text, tags, keys, uniq, delay) (batch_properties); __init__ is not run: cls must
+ * be a __slots__ class whose slots include exactly the fifteen above.
+ */
+static PyObject *dispatch_requests(PyObject *module, PyObject *args)
+{
+    PyTypeObject *cls;
+    PyObject *topic, *positions, *fields, *pseq = NULL, *fseq = NULL, *out = NULL, *res = NULL, *empty_str = NULL;
+    long long qid, file_base, end, store_ts, first_qoff, sys_flag, prepared;
+    Py_ssize_t offs[15], n, i;
+    int k;
+
+    (void)module;
+    if (!PyArg_ParseTuple(args, "O!ULLOLLLLLO:dispatch_requests", &PyType_Type, &cls, &topic, &qid, &file_base,
+                          &positions, &end, &store_ts, &first_qoff, &sys_flag, &prepared, &fields))
+        return NULL;
+    for (k = 0; k < 15; k++) {
+        PyObject *d = PyObject_GetAttrString((PyObject *)cls, DR_SLOTS[k]);
+        if (d == NULL)
+            return NULL;
+        if (!Py_IS_TYPE(d, &PyMemberDescr_Type) || ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX ||
+            ((PyMemberDescrObject *)d)->d_common.d_type != cls) {
+            Py_DECREF(d);
+            PyErr_Format(PyExc_TypeError, "%s.%s is not a slot of that class", cls->tp_name, DR_SLOTS[k]);
+            return NULL;
+        }
+        offs[k] = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_DECREF(d);
+    }
+    /* every slot of the class is one of ours (a slot left NULL would read as a missing attribute) */
+    {
+        Py_ssize_t base_size = cls->tp_base != NULL ? cls->tp_base->tp_basicsize : 0;
+        if (cls->tp_base != &PyBaseObject_Type || cls->tp_itemsize != 0 || cls->tp_dictoffset != 0 ||
+            cls->tp_basicsize - base_size != 15 * (Py_ssize_t)sizeof(PyObject *) -
+                                                 (cls->tp_weaklistoffset ? (Py_ssize_t)sizeof(PyObject *) : 0)) {
+            PyErr_Format(PyExc_TypeError, "%s does not have exactly the DispatchRequest slots", cls->tp_name);
+            return NULL;
+        }
+    }
+    pseq = PySequence_Fast(positions, "positions must be a sequence");
+    fseq = pseq != NULL ? PySequence_Fast(fields, "fields must be a sequence") : NULL;
+    if (fseq == NULL)
+        goto done;
+    n = PySequence_Fast_GET_SIZE(pseq);
+    if (PySequence_Fast_GET_SIZE(fseq) != n) {
+        PyErr_SetString(PyExc_ValueError, "positions and fields differ in length");
+        goto done;
+    }
+    empty_str = PyUnicode_New(0, 127);
+    out = PyList_New(n);
+    if (out == NULL || empty_str == NULL)
+        goto done;
+    for (i = 0; i < n; i++) {
+        PyObject *f = PySequence_Fast_GET_ITEM(fseq, i), *obj, *vals[15];
+        long long pos, next;
+        int32_t tags_code = 0;
+
+        if (!PyTuple_Check(f) || PyTuple_GET_SIZE(f) != 5) {
+            PyErr_SetString(PyExc_TypeError, "fields must be 5-tuples");
+            goto done;
+        }
+        pos = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(pseq, i));
+        if (pos == -1 && PyErr_Occurred())
+            goto done;
+        if (i + 1 < n) {
+            next = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(pseq, i + 1));
+            if (next == -1 && PyErr_Occurred())
+                goto done;
+        } else {
+            next = end;
+        }
+        {
+            PyObject *tags = PyTuple_GET_ITEM(f, 1), *keys = PyTuple_GET_ITEM(f, 2);
+            PyObject *text = PyTuple_GET_ITEM(f, 0);
+            if (tags != Py_None) {
+                if (check_str(tags) < 0)
+                    goto done;
+                tags_code = (int32_t)hash_str(tags);
+            }
+            vals[0] = Py_NewRef(topic);
+            vals[1] = PyLong_FromLongLong(qid);
+            vals[2] = PyLong_FromLongLong(file_base + pos);
+            vals[3] = PyLong_FromLongLong(next - pos);
+            vals[4] = PyLong_FromLong(tags_code);
+            vals[5] = PyLong_FromLongLong(store_ts);
+            vals[6] = PyLong_FromLongLong(first_qoff + i);
+            vals[7] = Py_NewRef(keys == Py_None ? empty_str : keys);
+            vals[8] = Py_NewRef(PyTuple_GET_ITEM(f, 3));
+            vals[9] = PyLong_FromLongLong(sys_flag);
+            vals[10] = PyLong_FromLongLong(prepared);
+            /* DispatchRequest.__init__: properties parsed lazily from a non-empty text, else {} */
+            vals[11] = (PyUnicode_Check(text) && PyUnicode_GET_LENGTH(text) > 0) ? Py_NewRef(Py_None) : PyDict_New();
+            vals[12] = Py_NewRef(Py_True);
+            vals[13] = Py_NewRef(Py_None);
+            vals[14] = Py_NewRef(text);
+        }
+        obj = cls->tp_alloc(cls, 0);
+        for (k = 0; k < 15; k++) {
+            if (vals[k] == NULL || obj == NULL) {
+                for (k = 0; k < 15; k++)
+                    Py_XDECREF(vals[k]);
+                Py_XDECREF(obj);
+                if (!PyErr_Occurred())
+                    PyErr_NoMemory();
+                goto done;
+            }
+        }
+        for (k = 0; k < 15; k++)
+            *(PyObject **)((char *)obj + offs[k]) = vals[k]; /* fresh object: the slots are NULL */
+        PyList_SET_ITEM(out, i, obj);
+    }
+    res = Py_NewRef(out);
+done:
+    Py_XDECREF(out);
+    Py_XDECREF(empty_str);
+    Py_XDECREF(pseq);
+    Py_XDECREF(fseq);
+    return res;
+}
+
 static int speedups_exec(PyObject *module)
 {
     speedups_state *st = (speedups_state *)PyModule_GetState(module);
@@ -1426,6 +1560,9 @@ static PyMethodDef methods[] = {
     {"write_record", (PyCFunction)(void (*)(void))write_record, METH_FASTCALL,
      "write_record(buf, pos, body, topic, props, queue_id, flag, queue_offset, phys_offset, sys_flag, born_ts, "
      "born_addr, born_port, store_ts, store_addr, store_port, reconsume_times, prepared_offset, body_crc) -> end"},
+    {"dispatch_requests", dispatch_requests, METH_VARARGS,
+     "dispatch_requests(cls, topic, queue_id, file_base, positions, end, store_ts, first_qoff, sys_flag, "
+     "prepared_offset, fields) -> [cls instance per record]"},
     {"split_batch", split_batch, METH_O, "split_batch(body) -> list of (bstart, blen, pstart, plen, flag) or error"},
     {"parse_record", (PyCFunction)(void (*)(void))parse_record, METH_VARARGS | METH_KEYWORDS,
      "parse_record(buf, pos, strict=False) -> 20-tuple, or None when not a valid record"},

@@ -26,6 +26,7 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 * ``cq_put_units(buf, pos, file_size, file_from_offset, allow_at_zero, max_physic_offset, requests,
   start)``: ConsumeQueue units of a run of dispatched records appended at the end of one file.
 * ``write_record(buf, pos, body, topic, props, ...)``: one v1 record of a single put.
+* ``dispatch_requests(cls, topic, ...)``: the prepared DispatchRequests of a batch.
 * ``split_batch(body)``: the entries of a client batch body.
 * ``parse_record(buf, pos, strict=False)``: one CommitLog record for the reput's DispatchRequest.
 * ``encode_records(buf, pos, src, items, batch_props, topic, ...)``: write v1 records (batch or single put).
@@ -57,6 +58,7 @@ __all__ = [
     "msg_ids",
     "cq_put_units",
     "write_record",
+    "dispatch_requests",
     "split_batch",
     "parse_record",
     "encode_records",
@@ -178,6 +180,18 @@ class Speedups(Protocol):
         ``phys_offset`` as given and BODYCRC ``body_crc`` (computed when negative). Payload first,
         the magic last. Returns the position after the record. Same errors as encode_records,
         raised before anything is written."""
+        ...
+
+    def dispatch_requests(self, cls: type, topic: str, queue_id: int, file_base: int, positions: list[int],
+                          end: int, store_ts: int, first_qoff: int, sys_flag: int, prepared_offset: int,
+                          fields: list) -> list:
+        """One ``cls`` (store.dispatch.DispatchRequest) per record of a batch of a plain topic, equal to
+        ``cls(topic, queue_id, file_base + p, next_p - p, java_hash(tags) if tags else 0, store_ts,
+        first_qoff + i, keys or "", uniq, sys_flag, prepared_offset, None, True, None, text)`` where
+        ``p`` is ``positions[i]``, ``next_p`` the next position (``end`` after the last) and
+        ``(text, tags, keys, uniq, delay) = fields[i]`` (:meth:`batch_properties`). The compiled twin
+        fills the slots without running ``__init__``, so it refuses (TypeError) a class whose slots
+        are not exactly DispatchRequest's."""
         ...
 
     def split_batch(self, body: bytes) -> list[tuple[int, int, int, int, int]] | str:
@@ -701,6 +715,20 @@ def _py_write_record(buf, pos: int, body, topic: bytes, props: bytes, queue_id: 
     return end
 
 
+def _py_dispatch_requests(cls: type, topic: str, queue_id: int, file_base: int, positions: list[int], end: int,
+                          store_ts: int, first_qoff: int, sys_flag: int, prepared_offset: int, fields: list) -> list:
+    """Pure twin of ``dispatch_requests`` (through ``cls.__init__``)."""
+    if len(positions) != len(fields):
+        raise ValueError("positions and fields differ in length")
+    out = []
+    nexts = [*positions[1:], end] if positions else []
+    for i, (p, nxt, (text, tags, keys, uniq, _delay)) in enumerate(zip(positions, nexts, fields, strict=True)):
+        out.append(cls(topic, queue_id, file_base + p, nxt - p, _py_java_hash(tags) if tags is not None else 0,
+                       store_ts, first_qoff + i, keys if keys is not None else "", uniq, sys_flag, prepared_offset,
+                       None, True, None, text))
+    return out
+
+
 # -- the loader ----------------------------------------------------------------------------------
 
 pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
@@ -713,13 +741,15 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     msg_ids=_py_msg_ids,
     cq_put_units=_py_cq_put_units,
     write_record=_py_write_record,
+    dispatch_requests=_py_dispatch_requests,
     split_batch=_py_split_batch,
     parse_record=_py_parse_record,
     encode_records=_py_encode_records,
 )
 
 _NAMES = ("java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
-          "msg_ids", "cq_put_units", "write_record", "split_batch", "parse_record", "encode_records")
+          "msg_ids", "cq_put_units", "write_record", "dispatch_requests", "split_batch", "parse_record",
+          "encode_records")
 
 compiled: Speedups | None
 try:
@@ -744,6 +774,7 @@ batch_properties = _impl.batch_properties
 msg_ids = _impl.msg_ids
 cq_put_units = _impl.cq_put_units
 write_record = _impl.write_record
+dispatch_requests = _impl.dispatch_requests
 split_batch = _impl.split_batch
 parse_record = _impl.parse_record
 encode_records = _impl.encode_records

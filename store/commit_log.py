@@ -85,6 +85,8 @@ _batch_properties = speedups.batch_properties if speedups.IS_COMPILED else None
 _msg_ids = speedups.msg_ids if speedups.IS_COMPILED else None
 # compiled: a single put's record (CRC included) in one call
 _write_record = speedups.write_record if speedups.IS_COMPILED else None
+# compiled: the prepared requests of a batch of a plain topic built without running __init__ per record
+_dispatch_requests = speedups.dispatch_requests if speedups.IS_COMPILED else None
 
 # -- the record, declared once with construct (documentation + cross-check) ----
 
@@ -643,38 +645,42 @@ class CommitLog:
             of = self.tags_code.of
             tags_hash = self.tags_code.tags_hash
             plain = topic != SCHEDULE_TOPIC
-            positions.append(end)
-            reqs = []
-            if fields is not None:
-                for i in range(n):
+            if fields is not None and plain and _dispatch_requests is not None:
+                reqs = _dispatch_requests(DispatchRequest, topic, qid, base, positions, end, now, first_qoff,
+                                          sys_flag, prep_off, fields)
+            else:
+                positions.append(end)
+                reqs = []
+                if fields is not None:
+                    for i in range(n):
+                        pos = positions[i]
+                        props_s, tags, keys, uniq, delay = fields[i]
+                        if plain:
+                            tags_code = tags_hash(tags) if tags else 0
+                        else:
+                            tags_code = of(topic, tags, delay, now)
+                        reqs.append(DispatchRequest(topic, qid, base + pos, positions[i + 1] - pos, tags_code, now,
+                                                    first_qoff + i, keys or "", uniq, sys_flag, prep_off, None, True,
+                                                    None, props_s))
+                for i in range(n if fields is None else 0):
                     pos = positions[i]
-                    props_s, tags, keys, uniq, delay = fields[i]
-                    if plain:
-                        tags_code = tags_hash(tags) if tags else 0
+                    props_s = props_texts[i]
+                    f = _parse_record(mm, pos) if _parse_record is not None else None
+                    if f is not None:
+                        if plain:
+                            tags = f[16]
+                            tags_code = tags_hash(tags) if tags else 0
+                        else:
+                            tags_code = of(topic, f[16], f[19], now)
+                        keys = f[17] or ""
+                        uniq = f[18]
                     else:
-                        tags_code = of(topic, tags, delay, now)
+                        tags_code, keys, uniq = self.dispatch_fields(topic, props_s, now)
                     reqs.append(DispatchRequest(topic, qid, base + pos, positions[i + 1] - pos, tags_code, now,
-                                                first_qoff + i, keys or "", uniq, sys_flag, prep_off, None, True,
-                                                None, props_s))
-            for i in range(n if fields is None else 0):
-                pos = positions[i]
-                props_s = props_texts[i]
-                f = _parse_record(mm, pos) if _parse_record is not None else None
-                if f is not None:
-                    if plain:
-                        tags = f[16]
-                        tags_code = tags_hash(tags) if tags else 0
-                    else:
-                        tags_code = of(topic, f[16], f[19], now)
-                    keys = f[17] or ""
-                    uniq = f[18]
-                else:
-                    tags_code, keys, uniq = self.dispatch_fields(topic, props_s, now)
-                reqs.append(DispatchRequest(topic, qid, base + pos, positions[i + 1] - pos, tags_code, now,
-                                            first_qoff + i, keys, uniq, sys_flag, prep_off, None, True, None,
-                                            props_s))
+                                                first_qoff + i, keys, uniq, sys_flag, prep_off, None, True, None,
+                                                props_s))
+                positions.pop()
             queue.extend(reqs)
-            positions.pop()
         prefix = self._prefix_cache.get(store) or self._msg_id_prefix(store)
         if _msg_ids is not None:
             ids = _msg_ids(prefix, base, positions)

@@ -850,3 +850,51 @@ def test_write_record_bad_input_raises_and_writes_nothing(twin):
             call(**kw)
         assert buf == bytearray(600), kw
     assert call() == 100 + 91 + 1
+
+
+# -- dispatch_requests -----------------------------------------------------------------------------
+
+
+def slots_of(req) -> dict:
+    from store.dispatch import DispatchRequest
+
+    return {name: getattr(req, name) for name in DispatchRequest.__slots__}
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_dispatch_requests_equal_the_constructor(twin):
+    """Every slot as DispatchRequest(...) sets it: tag code = Java hash of TAGS, keys "" when absent,
+    properties lazy for a non-empty text and {} for an empty one."""
+    from store.dispatch import DispatchRequest
+
+    rnd = random.Random(9)
+    fields = []
+    for i in range(50):
+        text = rnd.choice(["", f"TAGS\x01t{i}", "KEYS\x01a b\x02UNIQ_KEY\x01U", "TAGS\x01日本"])
+        fields.append((text, *speedups.pure.dispatch_props(text)))
+    positions = sorted(rnd.sample(range(0, 100_000), 50))
+    got = twin.dispatch_requests(DispatchRequest, "主题T", 5, 1 << 32, positions, 200_000, 1_800_000_000_123, 77,
+                                 0x10, 9, fields)
+    nexts = positions[1:] + [200_000]
+    for i, (r, f) in enumerate(zip(got, fields, strict=True)):
+        text, tags, keys, uniq, _ = f
+        want = DispatchRequest("主题T", 5, (1 << 32) + positions[i], nexts[i] - positions[i],
+                               ref_java_hash(tags) if tags else 0, 1_800_000_000_123, 77 + i, keys or "", uniq, 0x10,
+                               9, None, True, None, text)
+        assert type(r) is DispatchRequest and slots_of(r) == slots_of(want)
+        assert r.properties == string_to_properties(text)
+    assert twin.dispatch_requests(DispatchRequest, "T", 0, 0, [], 0, 0, 0, 0, 0, []) == []
+    with pytest.raises(ValueError):
+        twin.dispatch_requests(DispatchRequest, "T", 0, 0, [0], 10, 0, 0, 0, 0, [])
+
+
+@needs_compiled
+def test_dispatch_requests_refuses_a_class_with_other_slots():
+    from store.dispatch import DispatchRequest
+
+    class More(DispatchRequest):
+        __slots__ = ("extra",)
+
+    for cls in (More, dict):
+        with pytest.raises((TypeError, AttributeError)):
+            speedups.compiled.dispatch_requests(cls, "T", 0, 0, [0], 10, 0, 0, 0, 0, [("", None, None, None, None)])
