@@ -35,6 +35,9 @@ typedef struct {
     PyObject *n_topic, *n_offset, *n_sys_flag, *n_keys, *n_uniq, *n_ts;
     /* and by cq_put_units */
     PyObject *n_size, *n_tags_code, *n_cq_offset;
+    /* the DispatchRequest class last given to dispatch_requests/new_dispatch_request and its slot offsets */
+    PyObject *dr_cls;
+    Py_ssize_t dr_offs[15];
 } speedups_state;
 
 /* -- big-endian access (callers check bounds) ------------------------------------ */
@@ -1379,25 +1382,16 @@ static const char *const DR_SLOTS[15] = {
 };
 
 /*
- * dispatch_requests(cls, topic, queue_id, file_base, positions, end, store_ts, first_qoff, sys_flag,
- *                   prepared_offset, fields) -> list of cls instances, one per record of a batch, equal to
- * cls(topic, queue_id, file_base + positions[i], next_position - positions[i], java_hash(tags) or 0,
- *     store_ts, first_qoff + i, keys or "", uniq, sys_flag, prepared_offset, None, True, None, text)
- * for fields[i] = (text, tags, keys, uniq, delay) (batch_properties); __init__ is not run: cls must
- * be a __slots__ class whose slots include exactly the fifteen above.
+ * The slot offsets of DR_SLOTS in cls (cached for the last class seen), or NULL with TypeError when cls
+ * is not a direct object subclass whose __slots__ are exactly those.
  */
-static PyObject *dispatch_requests(PyObject *module, PyObject *args)
+static const Py_ssize_t *dr_offsets(speedups_state *st, PyTypeObject *cls)
 {
-    PyTypeObject *cls;
-    PyObject *topic, *positions, *fields, *pseq = NULL, *fseq = NULL, *out = NULL, *res = NULL, *empty_str = NULL;
-    long long qid, file_base, end, store_ts, first_qoff, sys_flag, prepared;
-    Py_ssize_t offs[15], n, i;
+    Py_ssize_t offs[15];
     int k;
 
-    (void)module;
-    if (!PyArg_ParseTuple(args, "O!ULLOLLLLLO:dispatch_requests", &PyType_Type, &cls, &topic, &qid, &file_base,
-                          &positions, &end, &store_ts, &first_qoff, &sys_flag, &prepared, &fields))
-        return NULL;
+    if (st->dr_cls == (PyObject *)cls)
+        return st->dr_offs;
     for (k = 0; k < 15; k++) {
         PyObject *d = PyObject_GetAttrString((PyObject *)cls, DR_SLOTS[k]);
         if (d == NULL)
@@ -1412,15 +1406,83 @@ static PyObject *dispatch_requests(PyObject *module, PyObject *args)
         Py_DECREF(d);
     }
     /* every slot of the class is one of ours (a slot left NULL would read as a missing attribute) */
-    {
-        Py_ssize_t base_size = cls->tp_base != NULL ? cls->tp_base->tp_basicsize : 0;
-        if (cls->tp_base != &PyBaseObject_Type || cls->tp_itemsize != 0 || cls->tp_dictoffset != 0 ||
-            cls->tp_basicsize - base_size != 15 * (Py_ssize_t)sizeof(PyObject *) -
-                                                 (cls->tp_weaklistoffset ? (Py_ssize_t)sizeof(PyObject *) : 0)) {
-            PyErr_Format(PyExc_TypeError, "%s does not have exactly the DispatchRequest slots", cls->tp_name);
-            return NULL;
-        }
+    if (cls->tp_base != &PyBaseObject_Type || cls->tp_itemsize != 0 || cls->tp_dictoffset != 0 ||
+        cls->tp_basicsize - PyBaseObject_Type.tp_basicsize !=
+            15 * (Py_ssize_t)sizeof(PyObject *) + (cls->tp_weaklistoffset ? (Py_ssize_t)sizeof(PyObject *) : 0)) {
+        PyErr_Format(PyExc_TypeError, "%s does not have exactly the DispatchRequest slots", cls->tp_name);
+        return NULL;
     }
+    memcpy(st->dr_offs, offs, sizeof(offs));
+    Py_XSETREF(st->dr_cls, Py_NewRef((PyObject *)cls));
+    return st->dr_offs;
+}
+
+/*
+ * new_dispatch_request(cls, topic, queue_id, commit_log_offset, msg_size, tags_code, store_timestamp,
+ *                      consume_queue_offset, keys, uniq_key, sys_flag, prepared_transaction_offset,
+ *                      properties_string) -> cls instance equal to cls(those..., None, True, None, properties_string)
+ * with the positional order of DispatchRequest (properties None, success True, bit_map None).
+ */
+static PyObject *new_dispatch_request(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    speedups_state *st = (speedups_state *)PyModule_GetState(module);
+    const Py_ssize_t *offs;
+    PyObject *obj, *props, *text;
+    int k;
+
+    if (nargs != 13) {
+        PyErr_Format(PyExc_TypeError, "new_dispatch_request expected 13 arguments, got %zd", nargs);
+        return NULL;
+    }
+    if (!PyType_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "cls must be a class");
+        return NULL;
+    }
+    offs = dr_offsets(st, (PyTypeObject *)args[0]);
+    if (offs == NULL)
+        return NULL;
+    text = args[12];
+    props = (PyUnicode_Check(text) && PyUnicode_GET_LENGTH(text) > 0) ? Py_NewRef(Py_None) : PyDict_New();
+    if (props == NULL)
+        return NULL;
+    obj = ((PyTypeObject *)args[0])->tp_alloc((PyTypeObject *)args[0], 0);
+    if (obj == NULL) {
+        Py_DECREF(props);
+        return NULL;
+    }
+    for (k = 0; k < 11; k++) /* topic .. prepared_transaction_offset */
+        *(PyObject **)((char *)obj + offs[k]) = Py_NewRef(args[k + 1]);
+    *(PyObject **)((char *)obj + offs[11]) = props;
+    *(PyObject **)((char *)obj + offs[12]) = Py_NewRef(Py_True);
+    *(PyObject **)((char *)obj + offs[13]) = Py_NewRef(Py_None);
+    *(PyObject **)((char *)obj + offs[14]) = Py_NewRef(text);
+    return obj;
+}
+
+/*
+ * dispatch_requests(cls, topic, queue_id, file_base, positions, end, store_ts, first_qoff, sys_flag,
+ *                   prepared_offset, fields) -> list of cls instances, one per record of a batch, equal to
+ * cls(topic, queue_id, file_base + positions[i], next_position - positions[i], java_hash(tags) or 0,
+ *     store_ts, first_qoff + i, keys or "", uniq, sys_flag, prepared_offset, None, True, None, text)
+ * for fields[i] = (text, tags, keys, uniq, delay) (batch_properties); __init__ is not run: cls must
+ * be a __slots__ class whose slots include exactly the fifteen above.
+ */
+static PyObject *dispatch_requests(PyObject *module, PyObject *args)
+{
+    PyTypeObject *cls;
+    PyObject *topic, *positions, *fields, *pseq = NULL, *fseq = NULL, *out = NULL, *res = NULL, *empty_str = NULL;
+    long long qid, file_base, end, store_ts, first_qoff, sys_flag, prepared;
+    const Py_ssize_t *offs;
+    Py_ssize_t n, i;
+    int k;
+    speedups_state *st = (speedups_state *)PyModule_GetState(module);
+
+    if (!PyArg_ParseTuple(args, "O!ULLOLLLLLO:dispatch_requests", &PyType_Type, &cls, &topic, &qid, &file_base,
+                          &positions, &end, &store_ts, &first_qoff, &sys_flag, &prepared, &fields))
+        return NULL;
+    offs = dr_offsets(st, cls);
+    if (offs == NULL)
+        return NULL;
     pseq = PySequence_Fast(positions, "positions must be a sequence");
     fseq = pseq != NULL ? PySequence_Fast(fields, "fields must be a sequence") : NULL;
     if (fseq == NULL)
@@ -1537,6 +1599,7 @@ static void speedups_free(void *module)
     Py_CLEAR(st->n_size);
     Py_CLEAR(st->n_tags_code);
     Py_CLEAR(st->n_cq_offset);
+    Py_CLEAR(st->dr_cls);
 }
 
 /* -- module ---------------------------------------------------------------------------------- */
@@ -1563,6 +1626,9 @@ static PyMethodDef methods[] = {
     {"dispatch_requests", dispatch_requests, METH_VARARGS,
      "dispatch_requests(cls, topic, queue_id, file_base, positions, end, store_ts, first_qoff, sys_flag, "
      "prepared_offset, fields) -> [cls instance per record]"},
+    {"new_dispatch_request", (PyCFunction)(void (*)(void))new_dispatch_request, METH_FASTCALL,
+     "new_dispatch_request(cls, topic, queue_id, commit_log_offset, msg_size, tags_code, store_timestamp, "
+     "consume_queue_offset, keys, uniq_key, sys_flag, prepared_transaction_offset, properties_string) -> cls instance"},
     {"split_batch", split_batch, METH_O, "split_batch(body) -> list of (bstart, blen, pstart, plen, flag) or error"},
     {"parse_record", (PyCFunction)(void (*)(void))parse_record, METH_VARARGS | METH_KEYWORDS,
      "parse_record(buf, pos, strict=False) -> 20-tuple, or None when not a valid record"},

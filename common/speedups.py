@@ -27,6 +27,7 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
   start)``: ConsumeQueue units of a run of dispatched records appended at the end of one file.
 * ``write_record(buf, pos, body, topic, props, ...)``: one v1 record of a single put.
 * ``dispatch_requests(cls, topic, ...)``: the prepared DispatchRequests of a batch.
+* ``new_dispatch_request(cls, topic, ...)``: the prepared DispatchRequest of a single put.
 * ``split_batch(body)``: the entries of a client batch body.
 * ``parse_record(buf, pos, strict=False)``: one CommitLog record for the reput's DispatchRequest.
 * ``encode_records(buf, pos, src, items, batch_props, topic, ...)``: write v1 records (batch or single put).
@@ -59,6 +60,7 @@ __all__ = [
     "cq_put_units",
     "write_record",
     "dispatch_requests",
+    "new_dispatch_request",
     "split_batch",
     "parse_record",
     "encode_records",
@@ -192,6 +194,15 @@ class Speedups(Protocol):
         ``(text, tags, keys, uniq, delay) = fields[i]`` (:meth:`batch_properties`). The compiled twin
         fills the slots without running ``__init__``, so it refuses (TypeError) a class whose slots
         are not exactly DispatchRequest's."""
+        ...
+
+    def new_dispatch_request(self, cls: type, topic: str, queue_id: int, commit_log_offset: int, msg_size: int,
+                             tags_code: int, store_timestamp: int, consume_queue_offset: int, keys: str,
+                             uniq_key: str | None, sys_flag: int, prepared_transaction_offset: int,
+                             properties_string: str):
+        """``cls(topic, ..., prepared_transaction_offset, None, True, None, properties_string)`` (store.dispatch.
+        DispatchRequest's positional order); the compiled twin fills the slots without ``__init__``
+        (same rules as :meth:`dispatch_requests`)."""
         ...
 
     def split_batch(self, body: bytes) -> list[tuple[int, int, int, int, int]] | str:
@@ -729,6 +740,15 @@ def _py_dispatch_requests(cls: type, topic: str, queue_id: int, file_base: int, 
     return out
 
 
+def _py_new_dispatch_request(cls: type, topic: str, queue_id: int, commit_log_offset: int, msg_size: int,
+                             tags_code: int, store_timestamp: int, consume_queue_offset: int, keys: str,
+                             uniq_key: str | None, sys_flag: int, prepared_transaction_offset: int,
+                             properties_string: str):
+    """Pure twin of ``new_dispatch_request``."""
+    return cls(topic, queue_id, commit_log_offset, msg_size, tags_code, store_timestamp, consume_queue_offset, keys,
+               uniq_key, sys_flag, prepared_transaction_offset, None, True, None, properties_string)
+
+
 # -- the loader ----------------------------------------------------------------------------------
 
 pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
@@ -742,13 +762,15 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     cq_put_units=_py_cq_put_units,
     write_record=_py_write_record,
     dispatch_requests=_py_dispatch_requests,
+    new_dispatch_request=_py_new_dispatch_request,
     split_batch=_py_split_batch,
     parse_record=_py_parse_record,
     encode_records=_py_encode_records,
 )
 
 _NAMES = ("java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
-          "msg_ids", "cq_put_units", "write_record", "dispatch_requests", "split_batch", "parse_record",
+          "msg_ids", "cq_put_units", "write_record", "dispatch_requests",
+          "new_dispatch_request", "split_batch", "parse_record",
           "encode_records")
 
 compiled: Speedups | None
@@ -775,6 +797,7 @@ msg_ids = _impl.msg_ids
 cq_put_units = _impl.cq_put_units
 write_record = _impl.write_record
 dispatch_requests = _impl.dispatch_requests
+new_dispatch_request = _impl.new_dispatch_request
 split_batch = _impl.split_batch
 parse_record = _impl.parse_record
 encode_records = _impl.encode_records

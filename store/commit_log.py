@@ -87,6 +87,7 @@ _msg_ids = speedups.msg_ids if speedups.IS_COMPILED else None
 _write_record = speedups.write_record if speedups.IS_COMPILED else None
 # compiled: the prepared requests of a batch of a plain topic built without running __init__ per record
 _dispatch_requests = speedups.dispatch_requests if speedups.IS_COMPILED else None
+_new_request = speedups.new_dispatch_request if speedups.IS_COMPILED else None
 
 # -- the record, declared once with construct (documentation + cross-check) ----
 
@@ -508,10 +509,12 @@ class CommitLog:
                     tags_code = 0
                 if keys is None:
                     keys = ""
+                queue.append(_new_request(DispatchRequest, topic, qid, phys, total, tags_code, now, qoff, keys, uniq,
+                                          sys_flag, prepared, props_s))
             else:
                 tags_code, keys, uniq = self.dispatch_fields(topic, props_s, now)
-            queue.append(DispatchRequest(topic, qid, phys, total, tags_code, now, qoff, keys, uniq, sys_flag,
-                                         prepared, None, True, None, props_s))
+                queue.append(DispatchRequest(topic, qid, phys, total, tags_code, now, qoff, keys, uniq, sys_flag,
+                                             prepared, None, True, None, props_s))
         prefix = self._prefix_cache.get(store) or self._msg_id_prefix(store)
         return PutMessageResult(
             PutMessageStatus.PUT_OK,

@@ -898,3 +898,18 @@ def test_dispatch_requests_refuses_a_class_with_other_slots():
     for cls in (More, dict):
         with pytest.raises((TypeError, AttributeError)):
             speedups.compiled.dispatch_requests(cls, "T", 0, 0, [0], 10, 0, 0, 0, 0, [("", None, None, None, None)])
+
+
+@pytest.mark.parametrize("twin", TWINS)
+@pytest.mark.parametrize("text", ["", "TAGS\x01a\x02KEYS\x01k"])
+def test_new_dispatch_request_equals_the_constructor(twin, text):
+    from store.dispatch import DispatchRequest
+
+    args = ("T", 3, 1 << 40, 1200, -77, 1_800_000_000_000, 12, "k", None, 0x4, 99)
+    got = twin.new_dispatch_request(DispatchRequest, *args, text)
+    want = DispatchRequest(*args, None, True, None, text)
+    assert type(got) is DispatchRequest and slots_of(got) == slots_of(want)
+    assert got.properties == string_to_properties(text)
+    # a fresh {} each time for an empty text (never shared between requests)
+    if not text:
+        assert twin.new_dispatch_request(DispatchRequest, *args, text)._properties is not got._properties
