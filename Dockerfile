@@ -38,6 +38,7 @@ COPY tools ./tools
 COPY conf ./conf
 COPY bin ./bin
 RUN .venv/bin/pip install --no-deps . && chmod +x bin/* \
+ && .venv/bin/python -m compileall -q common remoting dledger store broker namesrv client tools \
  && .venv/bin/python -c "from common import speedups; assert speedups.IS_COMPILED"
 
 # NameServer, broker (fast port = listen-2, HA = listen+1), DLedger peers.

@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# Bytecode written ahead: start-up then skips compiling (even where PYTHONDONTWRITEBYTECODE is set).
+COMPILE = $(PY) -m compileall -q common remoting dledger store broker namesrv client tools
 
 .PHONY: run test lint bench clean
 
@@ -10,9 +12,11 @@ $(STAMP): pyproject.toml setup.py common/_speedups.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	$(COMPILE)
 	touch $(STAMP)
 
 run: $(STAMP)
+	$(COMPILE)
 	$(PY) -m tools.run_local
 
 test: $(STAMP)
