@@ -486,6 +486,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         configs.all(), store, stats, config_file=configs.config_file, on_update=on_config_update,
         store_root=sc.storePathRootDir,
     )
+    b.config_processor = config_proc  # install_semantics adds the schedule service's running stats
 
     handlers = {
         RequestCode.SEND_MESSAGE: send,

@@ -153,6 +153,9 @@ def install_semantics(broker: Any) -> Semantics:
                     end_transaction=end_tx, lock_manager=lock_manager, lock_processor=locks, bridge=bridge,
                     send_back=send_back)
     broker.semantics = sem
+    config_proc = getattr(broker, "config_processor", None)
+    if config_proc is not None:
+        config_proc.runtime_extra = schedule.running_stats  # scheduleMessageOffset_<level> in the runtime info
     broker.add_service(sem.start, sem.shutdown)
     if hasattr(broker, "add_role_change_listener"):
         broker.add_role_change_listener(sem.on_role_change)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from common.util import java_string_hash
+from remoting import fastjson
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
 from tests.broker.helpers import call, messages, pull, send
@@ -70,6 +71,11 @@ async def test_delivered_on_time_never_early(broker_factory):
         r = await call(c, b.addr, RequestCode.GET_ALL_DELAY_OFFSET)
         assert r.code == ResponseCode.SUCCESS
         await async_wait_until(lambda: (b.store / "config" / "delayOffset.json").exists(), 5)
+        # GET_BROKER_RUNTIME_INFO reports each level's delay offset and queue max, as Java's buildRunningStats
+        r = await call(c, b.addr, RequestCode.GET_BROKER_RUNTIME_INFO)
+        table = fastjson.loads(r.body)["table"]
+        assert table["scheduleMessageOffset_1"] == "5,5"
+        assert table["scheduleMessageOffset_3"] == "4,4"
     assert java_string_hash("tag2") != 0
 
 
