@@ -234,6 +234,9 @@ class CommitLog:
         self.file_size = config.mappedFileSizeCommitLog
         self.topic_queue_table: dict[str, int] = {}
         self.tags_code = tags_code or TagsCodeCalculator(config.delay_levels_ms())
+        # read-only view of the calculator's tag hash cache for the put path (misses go through tags_hash)
+        cache = getattr(self.tags_code, "_cache", None)
+        self._tags_cache: dict[str, int] = cache if isinstance(cache, dict) else {}
         self._addr_cache: dict[str, bytes] = {}
         self._prefix_cache: dict[tuple[str, int], str] = {}
         self._topic_cache: dict[str, bytes] = {}
@@ -449,9 +452,14 @@ class CommitLog:
             total = _MIN_RECORD + body_len + topic_len + props_len + (12 if bv6 else 0) + (12 if sv6 else 0)
         if total + END_FILE_MIN_BLANK_LENGTH > self.file_size:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "message larger than a commit-log file")
-        mf = self._last_file_for(total)
-        if mf is None:
-            return PutMessageResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED, None, "create mapped file failed")
+        # _last_file_for's usual case inlined: room in the last file, already warmed that far
+        files = self.mapped_file_queue.mapped_files
+        mf = files[-1] if files else None
+        if (mf is None or mf.wrote_position + total + END_FILE_MIN_BLANK_LENGTH > mf.file_size
+                or (mf.wrote_position + total > mf.warmed_to and self._warm)):
+            mf = self._last_file_for(total)
+            if mf is None:
+                return PutMessageResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED, None, "create mapped file failed")
         tx = sys_flag & _TX_MASK
         qid = msg.queue_id
         per_topic = self._key_cache.get(topic)
@@ -504,7 +512,9 @@ class CommitLog:
                 if delay is not None and topic == SCHEDULE_TOPIC:
                     tags_code = self.tags_code.of(topic, tags, delay, now)
                 elif tags:
-                    tags_code = self.tags_code.tags_hash(tags)
+                    tags_code = self._tags_cache.get(tags)
+                    if tags_code is None:
+                        tags_code = self.tags_code.tags_hash(tags)
                 else:
                     tags_code = 0
                 if keys is None:
