@@ -448,7 +448,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         bc, store, topics, groups, stats, store_host,
         max_message_size=sc.maxMessageSize, must_wait=must_wait, is_slave=is_slave,
         max_delay_level=len(sc.delay_levels_ms()),
-        batch_puts=not sc.enableDLegerCommitLog,  # a DLedger list put waits for one quorum per message
+        batch_puts=True,  # one store call per read (in DLedger mode one quorum wait for the list)
     )
     b.send_processor = send
     pull = PullMessageProcessor(

@@ -492,7 +492,7 @@ class DefaultMessageStore:
         SYNC_MASTER, the replicas. A message whose wait failed gets FLUSH_DISK_TIMEOUT (or
         the replication status) like :meth:`put_message_async` would give it."""
         if self.config.enableDLegerCommitLog:
-            return [await self.put_message_async(m) for m in msgs]  # each waits for its quorum
+            return await self._put_list_replicated(msgs)
         results = self.put_message_list(msgs)
         waiting: list[PutMessageResult] = []
         end = 0
@@ -601,6 +601,29 @@ class DefaultMessageStore:
         if result.is_ok():
             self._after_put(result)
         return result
+
+    async def _put_list_replicated(self, msgs: list[MessageExtBrokerInner]) -> list[PutMessageResult]:
+        """DLedger mode: the legal messages appended in order, one wait for the quorum of the last entry."""
+        results: list[PutMessageResult | None] = [None] * len(msgs)
+        idx: list[int] = []
+        good: list[MessageExtBrokerInner] = []
+        for i, m in enumerate(msgs):
+            r = self._check_put(m)
+            if r is None:
+                idx.append(i)
+                good.append(m)
+            else:
+                results[i] = r
+        if good:
+            begin = now_ms()
+            stored = await self.commit_log.put_message_list_async(good)
+            self.put_calls += len(good)
+            self.record_put_time(now_ms() - begin, len(good))
+            for i, r in zip(idx, stored, strict=True):
+                results[i] = r
+                if r.is_ok():
+                    self._after_put(r)
+        return results  # type: ignore[return-value]
 
     # -- get ------------------------------------------------------------------------------
 

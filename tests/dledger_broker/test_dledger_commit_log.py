@@ -131,6 +131,26 @@ async def test_list_put_waits_once_and_answers_each_message(tmp_path):
         await s.shutdown()
 
 
+async def test_store_list_put_in_dledger_mode_is_one_replicated_list(tmp_path):
+    """DefaultMessageStore.put_message_list_async (the broker's per-read path) in DLedger mode."""
+    s = await open_store(store_config(tmp_path, True))
+    try:
+        cl = s.commit_log
+        before_index = cl.storage.ledger_end_index
+        big = msg(b"x" * (s.config.maxMessageSize + 1))
+        results = await s.put_message_list_async([msg(b"a"), big, msg(b"b"), msg(b"c", topic="U")])
+        assert [r.status for r in results] == [PutMessageStatus.PUT_OK, PutMessageStatus.MESSAGE_ILLEGAL,
+                                              PutMessageStatus.PUT_OK, PutMessageStatus.PUT_OK]
+        assert cl.storage.ledger_end_index == before_index + 3 and cl.committed_index() >= before_index + 3
+        await async_wait_until(lambda: s.get_max_offset_in_queue("T", 0) == 2, 5, what="dispatched")
+        assert bodies(s) == [b"a", b"b"] and bodies(s, "U") == [b"c"]
+        await s.shutdown()
+        results = await s.put_message_list_async([msg(b"late")])
+        assert results[0].status is PutMessageStatus.SERVICE_NOT_AVAILABLE  # refused before any append
+    finally:
+        await s.shutdown()
+
+
 async def test_not_leader_refuses_and_keeps_queue_offsets(tmp_path):
     sc = store_config(tmp_path, True)
     # a member of a three-node group whose peers never answer: it never leads
