@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import struct
+from binascii import a2b_base64
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -25,6 +26,8 @@ __all__ = [
     "encode_index_unit",
     "decode_index_unit",
     "EntryFormatError",
+    "HEAD_STRUCT",
+    "INDEX_STRUCT",
 ]
 
 CURRENT_MAGIC = 1
@@ -37,6 +40,8 @@ INDEX_UNIT_SIZE = 32
 _HEAD = struct.Struct(">iiqqqiiii")  # 48 bytes: everything up to the body
 _INDEX = struct.Struct(">iqiqq")  # 32 bytes
 assert _HEAD.size == BODY_OFFSET and _INDEX.size == INDEX_UNIT_SIZE
+HEAD_STRUCT = _HEAD  # for writers that pack the header in place (pack_into a mapping)
+INDEX_STRUCT = _INDEX
 
 
 class EntryFormatError(ValueError):
@@ -136,16 +141,18 @@ class DLedgerEntry:
 
     @classmethod
     def from_json(cls, d: dict) -> DLedgerEntry:
-        body = d.get("body")
+        g = d.get
+        body = g("body")
+        # one C call per body (base64.b64decode adds two Python frames around the same decode)
         return cls(
-            index=int(d.get("index", -1)),
-            term=int(d.get("term", -1)),
-            body=base64.b64decode(body) if body else b"",
-            pos=int(d.get("pos", -1)),
-            magic=int(d.get("magic", CURRENT_MAGIC)),
-            channel=int(d.get("channel", 0)),
-            chain_crc=int(d.get("chainCrc", 0)),
-            body_crc=int(d.get("bodyCrc", 0)),
+            int(g("index", -1)),
+            int(g("term", -1)),
+            a2b_base64(body) if body else b"",
+            int(g("pos", -1)),
+            int(g("magic", CURRENT_MAGIC)),
+            int(g("channel", 0)),
+            int(g("chainCrc", 0)),
+            int(g("bodyCrc", 0)),
         )
 
 

@@ -25,7 +25,9 @@ from dledger.entry import (
     BLANK_MAGIC,
     BODY_OFFSET,
     CURRENT_MAGIC,
+    HEAD_STRUCT,
     HEADER_SIZE,
+    INDEX_STRUCT,
     INDEX_UNIT_SIZE,
     DLedgerEntry,
     EntryFormatError,
@@ -45,6 +47,8 @@ MIN_BLANK_LEN = 8  # room always left for the blank marker (magic + size)
 _ZERO_CHUNK = 1 << 20
 _BLANK = struct.Struct(">ii")
 _RECENT_ENTRIES = 4096
+_HEAD = HEAD_STRUCT
+_INDEX = INDEX_STRUCT
 
 
 class DLedgerMmapFileStore:
@@ -143,17 +147,38 @@ class DLedgerMmapFileStore:
     ) -> DLedgerEntry:
         if index != self._end + 1:
             raise DLedgerError(C.INCONSISTENT_INDEX, f"append {index} after {self._end}")
-        entry = DLedgerEntry(index=index, term=term, body=bytes(body))
-        size = entry.size
-        mf = self._pre_append(size)
-        start = mf.file_from_offset + mf.wrote_position
+        n = len(body)
+        size = BODY_OFFSET + n
+        files = self.data.mapped_files
+        mf = files[-1] if files else None
+        if mf is None or mf.wrote_position + size + MIN_BLANK_LEN > mf.file_size:
+            mf = self._pre_append(size)  # a new file, a blank-filled tail, or the size refusal
+        wp = mf.wrote_position
+        start = mf.file_from_offset + wp
         if pos is not None and pos != start:
             raise DLedgerError(C.INCONSISTENT_STATE, f"pos {pos} != write position {start}")
-        entry.pos = start
         if hook is not None:
-            entry.body = apply_append_hook(hook, start, entry.body)
-        mf.append(entry.encode())
-        self._write_index_unit(entry)
+            body = apply_append_hook(hook, start, body)
+        elif type(body) is not bytes:
+            body = bytes(body)
+        # header and body stored straight into the mapping (no encoded copy of the entry)
+        mm = mf.mm
+        _HEAD.pack_into(mm, wp, CURRENT_MAGIC, size, index, term, start, 0, 0, 0, n)
+        mm[wp + BODY_OFFSET : wp + size] = body
+        mf.wrote_position = mf.committed_position = wp + size
+        entry = DLedgerEntry(index, term, body, start)
+        # the index unit: usually right at the write position of the last index file
+        ifiles = self.index.mapped_files
+        last = ifiles[-1] if ifiles else None
+        if last is not None:
+            rel = index * INDEX_UNIT_SIZE - last.file_from_offset
+            if rel == last.wrote_position and rel + INDEX_UNIT_SIZE <= last.file_size:
+                _INDEX.pack_into(last.mm, rel, CURRENT_MAGIC, start, size, index, term)
+                last.wrote_position = last.committed_position = rel + INDEX_UNIT_SIZE
+            else:
+                self._write_index_unit(entry)
+        else:
+            self._write_index_unit(entry)
         recent = self._recent
         recent[index] = entry
         # indexes are consecutive (a cut or reset clears the cache): drop the one that falls out,

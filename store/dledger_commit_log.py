@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import struct
 from collections import OrderedDict
@@ -51,7 +52,7 @@ from dledger.server import DLedgerServer
 from store.commit_log import CommitLog, TagsCodeCalculator
 from store.config import MessageStoreConfig
 from store.message_store import PutMessageResult, PutMessageStatus
-from store.reput_message_service import ReputMessageService
+from store.reput_message_service import ReputMessageService, _dispatch_each
 
 __all__ = ["DLedgerCommitLog", "DLedgerReputMessageService", "put_status_for", "dledger_config_from_store"]
 
@@ -656,6 +657,9 @@ class DLedgerReputMessageService(ReputMessageService):
         cl: DLedgerCommitLog = self.commit_log
         count = 0
         dispatchers = self._batched()
+        # a view's records go to each dispatcher in one call (the compiled CQ/index runs)
+        dispatch_many = [getattr(d, "dispatch_many", None) or functools.partial(_dispatch_each, d)
+                         for d in dispatchers]
         listener = self.arriving_listener if self._notify_arriving() else None
         check = cl.check_message_and_return_size
         end = cl.get_max_offset()
@@ -677,6 +681,7 @@ class DLedgerReputMessageService(ReputMessageService):
                 legacy = offset < cl.divided_commitlog_offset
                 n = len(mv)
                 rel = 0
+                run: list = []
                 try:
                     while rel < n:
                         if legacy:
@@ -702,24 +707,29 @@ class DLedgerReputMessageService(ReputMessageService):
                                 rel += step
                                 self.reput_from_offset = offset + rel
                                 continue
-                            req = check(mv[rel + BODY_OFFSET : rel + step], 0, offset + rel + BODY_OFFSET, False)
+                            # the record's own size must fill the entry exactly (checked below), so
+                            # parsing in the whole view never takes bytes of the next entry
+                            req = check(mv, rel + BODY_OFFSET, offset, False)
                             if not req.success or req.msg_size != step - BODY_OFFSET:
                                 log.error("reput: entry at %d does not hold one CommitLog record; skipped",
                                           offset + rel)
                                 rel += step
                                 self.reput_from_offset = offset + rel
                                 continue
-                        for d in dispatchers:
-                            d.dispatch(req)
-                        if listener is not None:
-                            listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,
-                                     req.store_timestamp, req.properties)
-                        last = req
-                        count += 1
+                        run.append(req)
                         rel += step
                         self.reput_from_offset = offset + rel
                 finally:
                     mv.release()
+                    if run:
+                        for many in dispatch_many:
+                            many(run)
+                        if listener is not None:
+                            for req in run:
+                                listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,
+                                         req.store_timestamp, req.properties_mapping())
+                        last = run[-1]
+                        count += len(run)
                 if self.reput_from_offset == offset:
                     break  # nothing complete yet
         finally:
