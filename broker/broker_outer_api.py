@@ -56,13 +56,19 @@ class BrokerOuterAPI:
         oneway: bool = False,
         timeout_ms: int = 6000,
         compressed: bool = False,
+        filter_server_list: list[str] | None = None,
     ) -> list[RegisterBrokerResult]:
-        """REGISTER_BROKER to every NameServer in parallel; failures are logged, not raised."""
+        """REGISTER_BROKER to every NameServer in parallel; failures are logged, not raised.
+
+        ``filter_server_list`` goes into the body's ``filterServerList`` (the live filter servers,
+        as BrokerController.doRegisterBrokerAll sends them)."""
         from remoting.body.register_broker import RegisterBrokerBody
 
         if not self.namesrv_addrs:
             return []
-        body = RegisterBrokerBody(topicConfigSerializeWrapper=wrapper).encode(compressed)
+        body = RegisterBrokerBody(
+            topicConfigSerializeWrapper=wrapper, filterServerList=list(filter_server_list or ())
+        ).encode(compressed)
         crc = zlib.crc32(body) & 0x7FFFFFFF
 
         async def one(addr: str) -> RegisterBrokerResult | None:

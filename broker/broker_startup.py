@@ -193,12 +193,14 @@ class Broker:
             self.identity, self.topic_config_manager.data_version, bc.registerBrokerTimeoutMills
         ):
             return
+        fsm = getattr(self, "filter_server_manager", None)  # the live filter servers are advertised
         results = await self.outer_api.register_broker_all(
             self.identity,
             self._wrapper_for_register(),
             oneway=oneway,
             timeout_ms=bc.registerBrokerTimeoutMills,
             compressed=bc.compressedRegister,
+            filter_server_list=fsm.build_new_filter_server_list() if fsm is not None else None,
         )
         for r in results:
             if r.kv_table is not None:
@@ -475,6 +477,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     tx_admin = TransactionAdminProcessor(store)
     producer_info = ProducerInfoProcessor(producers)
     filter_servers = FilterServerProcessor(bc)
+    b.filter_server_manager = filter_servers.manager  # its list goes into each REGISTER_BROKER body
 
     def on_config_update(changed: dict[str, Any]) -> None:
         if "brokerPermission" in changed:

@@ -21,6 +21,9 @@ __all__ = [
     "NOT_ALLOWED_SEND_TOPICS",
     "validate_topic",
     "validate_group",
+    "check_topic",
+    "system_topic_remark",
+    "not_allowed_send_remark",
     "is_topic_or_group_illegal",
     "is_system_topic",
     "is_not_allowed_send_topic",
@@ -30,6 +33,7 @@ __all__ = [
 TOPIC_MAX_LENGTH = 127
 GROUP_MAX_LENGTH = 255
 _VALID = re.compile(r"^[%|a-zA-Z0-9_-]+$")
+_VALID_TEXT = "^[%|a-zA-Z0-9_-]+$"  # as the remarks print it
 
 SYSTEM_TOPICS: set[str] = {
     mixall.DEFAULT_TOPIC,
@@ -61,25 +65,51 @@ def is_topic_or_group_illegal(name: str) -> bool:
 
 
 def validate_topic(topic: str | None) -> str | None:
-    """None when ``topic`` is a legal topic name, else the remark RocketMQ answers with."""
+    """None when ``topic`` is a legal topic name, else the remark the broker answers with.
+
+    RocketMQ 4.9.7's TopicValidator.validateTopic word for word, in its order: blank, illegal
+    characters, then length."""
     if topic is None or not topic.strip():
         return "The specified topic is blank."
+    if is_topic_or_group_illegal(topic):
+        return f"The specified topic contains illegal characters, allowing only {_VALID_TEXT}"
+    if len(topic) > TOPIC_MAX_LENGTH:
+        return "The specified topic is longer than topic max length."
+    return None
+
+
+def check_topic(topic: str | None) -> str | None:
+    """The client side's check (4.9.7 Validators.checkTopic): same names accepted, its own texts and
+    order (blank, length, illegal characters); None when legal."""
+    if topic is None or not topic.strip():
+        return "The specified topic is blank"
     if len(topic) > TOPIC_MAX_LENGTH:
         return f"The specified topic is longer than topic max length {TOPIC_MAX_LENGTH}."
     if is_topic_or_group_illegal(topic):
-        return f"The specified topic[{topic}] contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
+        return f"The specified topic[{topic}] contains illegal characters, allowing only {_VALID_TEXT}"
     return None
 
 
 def validate_group(group: str | None) -> str | None:
-    """None when ``group`` is a legal group name, else a remark saying why not."""
+    """None when ``group`` is a legal group name, else why not (4.9.7 Validators.checkGroup's texts
+    and order: blank, length, illegal characters)."""
     if group is None or not group.strip():
-        return "The specified group is blank."
+        return "the specified group is blank"
     if len(group) > GROUP_MAX_LENGTH:
-        return f"The specified group is longer than group max length {GROUP_MAX_LENGTH}."
+        return f"the specified group is longer than group max length {GROUP_MAX_LENGTH}."
     if is_topic_or_group_illegal(group):
-        return f"The specified group[{group}] contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
+        return f"the specified group[{group}] contains illegal characters, allowing only {_VALID_TEXT}"
     return None
+
+
+def system_topic_remark(topic: str) -> str:
+    """TopicValidator.isSystemTopic(topic, response)'s remark (SYSTEM_ERROR)."""
+    return f"The topic[{topic}] is conflict with system topic."
+
+
+def not_allowed_send_remark(topic: str) -> str:
+    """TopicValidator.isNotAllowedSendTopic(topic, response)'s remark (NO_PERMISSION)."""
+    return f"Sending message to topic[{topic}] is forbidden."
 
 
 def add_system_topic(topic: str) -> None:

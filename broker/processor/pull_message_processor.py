@@ -34,6 +34,10 @@ FLAG_SUBSCRIPTION = 0x4
 FLAG_CLASS_FILTER = 0x8
 FLAG_LITE_PULL = 0x10
 
+# FAQUrl.suggestTodo(...) of 4.9.7 (every FAQ url is the same page); remarks below are 4.9.7's
+# PullMessageProcessor texts word for word
+_FAQ = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+
 _STATUS_CODE = {
     "FOUND": ResponseCode.SUCCESS,
     "MESSAGE_WAS_REMOVING": ResponseCode.PULL_RETRY_IMMEDIATELY,
@@ -142,7 +146,7 @@ class PullMessageProcessor:
         sgc = self.groups.find_subscription_group_config(group)
         if sgc is None:
             return req.response_to(
-                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{group}] does not exist"
+                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{group}] does not exist, {_FAQ}"
             )
         if not sgc.consumeEnable:
             return req.response_to(ResponseCode.NO_PERMISSION, f"subscription group no permission, {group}")
@@ -152,7 +156,9 @@ class PullMessageProcessor:
         has_subscription = bool(sys_flag & FLAG_SUBSCRIPTION)
         tc = self.topics.table.get(topic)
         if tc is None:
-            return req.response_to(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!")
+            return req.response_to(
+                ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please! {_FAQ}"
+            )
         if not is_readable(tc.perm):
             return req.response_to(ResponseCode.NO_PERMISSION, f"the topic[{topic}] pulling message is forbidden")
         qid = h.queueId
@@ -160,7 +166,7 @@ class PullMessageProcessor:
             return req.response_to(
                 ResponseCode.SYSTEM_ERROR,
                 f"queueId[{qid}] is illegal, topic:[{topic}] topicConfig.readQueueNums:[{tc.readQueueNums}] "
-                f"consumer:[{conn.remote_addr}]",
+                f"consumer:[/{conn.remote_addr}]",  # Java prints channel.remoteAddress(): "/ip:port"
             )
         filter_data = None
         if has_subscription:
@@ -168,20 +174,19 @@ class PullMessageProcessor:
                 sub, filter_data = parse_pull_subscription(topic, group, h.subscription, h.expressionType, h.subVersion)
             except FilterParseError as e:
                 # as 4.9.7: the expression is compiled whatever enablePropertyFilter says
-                return req.response_to(
-                    ResponseCode.SUBSCRIPTION_PARSE_FAILED, f"parse the consumer's subscription failed: {e}"
-                )
+                log.warning("parse the consumer's subscription[%s] failed, group: %s: %s", h.subscription, group, e)
+                return req.response_to(ResponseCode.SUBSCRIPTION_PARSE_FAILED, "parse the consumer's subscription failed")
         else:
             cgi = self.consumers.get_consumer_group_info(group)
             if cgi is None:
-                return req.response_to(ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist")
+                return req.response_to(ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist" + _FAQ)
             if not sgc.consumeBroadcastEnable and cgi.message_model == "BROADCASTING":
                 return req.response_to(
                     ResponseCode.NO_PERMISSION, f"the consumer group[{group}] can not consume by broadcast way"
                 )
             sub = cgi.subscription_table.get(topic)
             if sub is None:
-                return req.response_to(ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's subscription not exist")
+                return req.response_to(ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's subscription not exist" + _FAQ)
             if sub.subVersion < h.subVersion:
                 return req.response_to(ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest")
             if not ExpressionType.is_tag_type(sub.expressionType):
@@ -213,7 +218,8 @@ class PullMessageProcessor:
         except FilterNotSupportedError as e:
             return req.response_to(ResponseCode.SYSTEM_ERROR, str(e))
         except (FilterParseError, ValueError) as e:
-            return req.response_to(ResponseCode.SUBSCRIPTION_PARSE_FAILED, f"parse the consumer's subscription failed: {e}")
+            log.warning("parse the consumer's subscription[%s] failed, group: %s: %s", sub, group, e)
+            return req.response_to(ResponseCode.SUBSCRIPTION_PARSE_FAILED, "parse the consumer's subscription failed")
 
         result = self.store.get_message(group, topic, qid, h.queueOffset, h.maxMsgNums, message_filter)
         if result is None:

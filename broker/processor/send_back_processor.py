@@ -29,6 +29,9 @@ from remoting.header.broker import ConsumerSendMsgBackRequestHeader
 
 __all__ = ["SendBackProcessor", "build_send_back_message", "V3_4_9", "DLQ_NUMS_PER_GROUP"]
 
+# 4.9.7's "subscription group not exist, G " + FAQUrl.suggestTodo(FAQUrl.SUBSCRIPTION_GROUP_NOT_EXIST)
+_FAQ = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+
 log = logging.getLogger(__name__)
 
 V3_4_9 = 121  # MQVersion ordinal from which the header's maxReconsumeTimes counts
@@ -94,7 +97,7 @@ class SendBackProcessor:
         bc = self.broker_config
         sgc = self.groups.find_subscription_group_config(h.group)
         if sgc is None:
-            return req.response_to(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {h.group}")
+            return req.response_to(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {h.group} {_FAQ}")
         if not is_writeable(bc.brokerPermission):
             return req.response_to(ResponseCode.NO_PERMISSION,
                                    f"the broker[{bc.broker_ip1()}] sending message is forbidden")

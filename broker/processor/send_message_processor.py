@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import random
+import re
+import time
 from collections.abc import Awaitable
 from typing import Any
 
@@ -33,7 +36,7 @@ from common.message import (
     MessageSysFlag,
     string_to_properties,
 )
-from common.perm import PERM_READ, PERM_WRITE, is_writeable
+from common.perm import PERM_READ, PERM_WRITE, is_writeable, perm2string
 from common.util import java_string_hash, now_ms
 from remoting.codes import (
     CURRENT_VERSION,
@@ -47,7 +50,17 @@ from remoting.command import RemotingCommand
 from remoting.header import HeaderError
 from store.message_store import PutMessageStatus
 
-__all__ = ["SendMessageProcessor", "SendHeader", "parse_send_header", "put_status_to_response"]
+__all__ = [
+    "SendMessageProcessor",
+    "SendHeader",
+    "parse_send_header",
+    "put_status_to_response",
+    "disk_util",
+    "time_millis_to_human_string2",
+    "java_topic_config_string",
+    "java_parse_int",
+    "FAQ_SUGGEST",
+]
 
 log = logging.getLogger(__name__)
 
@@ -169,26 +182,31 @@ def parse_send_header(ext: dict | None, v2: bool) -> SendHeader:
     return h
 
 
+# Remarks word for word as RocketMQ 4.9.7's SendMessageProcessor.handlePutMessageResult;
+# {max} is MessageStoreConfig.maxMessageSize, {disk} the diskUtil() bracket.
+_ILLEGAL_REMARK = (
+    "the message is illegal, maybe msg body or properties length not matched. msg body length limit {max}B, "
+    "msg properties length limit 32KB."
+)
 _STATUS_REMARKS = {
     "CREATE_MAPEDFILE_FAILED": (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken."),
-    "MESSAGE_ILLEGAL": (
-        ResponseCode.MESSAGE_ILLEGAL,
-        "the message is illegal, maybe msg body or properties length not matched. msg body length limit {max}, "
-        "msg properties length limit 32767.",
-    ),
-    "PROPERTIES_SIZE_EXCEEDED": (
-        ResponseCode.MESSAGE_ILLEGAL,
-        "the message is illegal, maybe msg body or properties length not matched. msg body length limit {max}, "
-        "msg properties length limit 32767.",
-    ),
+    "MESSAGE_ILLEGAL": (ResponseCode.MESSAGE_ILLEGAL, _ILLEGAL_REMARK),
+    "PROPERTIES_SIZE_EXCEEDED": (ResponseCode.MESSAGE_ILLEGAL, _ILLEGAL_REMARK),
     "SERVICE_NOT_AVAILABLE": (
         ResponseCode.SERVICE_NOT_AVAILABLE,
-        "service not available now. It may be caused by one of the following reasons: the broker's disk is full, "
-        "messages are put to the slave, message store has been shut down, etc.",
+        "service not available now. It may be caused by one of the following reasons: the broker's disk is full "
+        "[{disk}], messages are put to the slave, message store has been shut down, etc.",
     ),
     "OS_PAGECACHE_BUSY": (ResponseCode.SYSTEM_ERROR, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"),
+    "LMQ_CONSUME_QUEUE_NUM_EXCEEDED": (
+        ResponseCode.SYSTEM_ERROR,
+        "[LMQ_CONSUME_QUEUE_NUM_EXCEEDED]broker config enableLmq and enableMultiDispatch, lmq consumeQueue num "
+        "exceed maxLmqConsumeQueueNum config num, default limit 2w.",
+    ),
     "UNKNOWN_ERROR": (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
 }
+# Java's switch default (a status it has no case for)
+_DEFAULT_STATUS_REMARK = (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR DEFAULT")
 _STORED_CODES = {
     "PUT_OK": ResponseCode.SUCCESS,
     "FLUSH_DISK_TIMEOUT": ResponseCode.FLUSH_DISK_TIMEOUT,
@@ -202,13 +220,78 @@ _PUT_OK = PutMessageStatus.PUT_OK
 _SEND_V2 = int(RequestCode.SEND_MESSAGE_V2)
 
 
-def put_status_to_response(status_name: str, max_message_size: int) -> tuple[int, str | None, bool]:
-    """(response code, remark, stored?) for a PutMessageStatus name (spec broker-behaviour §5)."""
+def put_status_to_response(status_name: str, max_message_size: int, disk: str = "") -> tuple[int, str | None, bool]:
+    """(response code, remark, stored?) for a PutMessageStatus name (spec broker-behaviour §5).
+
+    ``disk`` fills SERVICE_NOT_AVAILABLE's bracket (see :func:`disk_util`)."""
     code = _STORED_CODES.get(status_name)
     if code is not None:
         return int(code), None, True
-    code, remark = _STATUS_REMARKS.get(status_name, (ResponseCode.SYSTEM_ERROR, status_name))
-    return int(code), remark.format(max=max_message_size), False
+    code, remark = _STATUS_REMARKS.get(status_name, _DEFAULT_STATUS_REMARK)
+    return int(code), remark.format(max=max_message_size, disk=disk), False
+
+
+def _disk_used_ratio(path: str) -> float:
+    """UtilAll.getDiskPartitionSpaceUsedPercent: used / (used + usable), rounded up to 1/100; -1 unreadable."""
+    if not path or not os.path.exists(path):
+        return -1.0
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return -1.0
+    if st.f_blocks <= 0:
+        return -1.0
+    used = (st.f_blocks - st.f_bfree) * st.f_frsize
+    entire = used + st.f_bavail * st.f_frsize
+    if entire <= 0:
+        return -1.0
+    pct = used * 100 // entire + (1 if used * 100 % entire else 0)
+    return pct / 100.0
+
+
+def disk_util(store_config: Any) -> str:
+    """``CL: %5.2f CQ: %5.2f INDEX: %5.2f`` as 4.9.7's SendMessageProcessor.diskUtil() (used ratios 0..1)."""
+    root = getattr(store_config, "storePathRootDir", "") or ""
+    cl_paths = getattr(store_config, "storePathCommitLog", "") or os.path.join(root, "commitlog")
+    cl = 100.0
+    for path in cl_paths.strip().split(";"):  # MessageStoreConfig.MULTI_PATH_SPLITTER
+        cl = min(cl, _disk_used_ratio(path))
+    cq = _disk_used_ratio(os.path.join(root, "consumequeue"))
+    index = _disk_used_ratio(os.path.join(root, "index"))
+    return f"CL: {cl:5.2f} CQ: {cq:5.2f} INDEX: {index:5.2f}"
+
+
+def time_millis_to_human_string2(t: int) -> str:
+    """UtilAll.timeMillisToHumanString2: ``yyyy-MM-dd HH:mm:ss,SSS`` in local time."""
+    tm = time.localtime(t // 1000)
+    return (
+        f"{tm.tm_year:04d}-{tm.tm_mon:02d}-{tm.tm_mday:02d} "
+        f"{tm.tm_hour:02d}:{tm.tm_min:02d}:{tm.tm_sec:02d},{t % 1000:03d}"
+    )
+
+
+def java_topic_config_string(tc: Any) -> str:
+    """TopicConfig.toString() of RocketMQ 4.9.7 (what the bad-queueId remark prints)."""
+    tft = getattr(tc.topicFilterType, "value", tc.topicFilterType)
+    return (
+        f"TopicConfig [topicName={tc.topicName}, readQueueNums={tc.readQueueNums}, "
+        f"writeQueueNums={tc.writeQueueNums}, perm={perm2string(tc.perm)}, topicFilterType={tft}, "
+        f"topicSysFlag={tc.topicSysFlag}, order={'true' if tc.order else 'false'}]"
+    )
+
+
+# FAQUrl.suggestTodo(any 4.9.7 FAQ url): they all point at the same page
+FAQ_SUGGEST = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+
+_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def java_parse_int(raw: str) -> int | None:
+    """Integer.parseInt for ASCII input: None where Java throws NumberFormatException."""
+    if _JAVA_INT.fullmatch(raw) is None:
+        return None
+    v = int(raw)
+    return v if -(1 << 31) <= v < (1 << 31) else None
 
 
 class SendMessageProcessor:
@@ -279,7 +362,11 @@ class SendMessageProcessor:
     def _busy(self, req: RemotingCommand) -> RemotingCommand | None:
         bc = self.broker_config
         if bc.startAcceptSendRequestTimeStamp and now_ms() < bc.startAcceptSendRequestTimeStamp:
-            return self._error(req, ResponseCode.SYSTEM_ERROR, "broker unable to service, until " + str(bc.startAcceptSendRequestTimeStamp))
+            return self._error(
+                req,
+                ResponseCode.SYSTEM_ERROR,
+                "broker unable to service, until " + time_millis_to_human_string2(bc.startAcceptSendRequestTimeStamp),
+            )
         busy = self._page_cache_busy
         if busy is not None and busy():
             return self._error(
@@ -288,10 +375,13 @@ class SendMessageProcessor:
                 "[REJECTREQUEST]system busy, start flow control for a while",
             )
         if self.must_wait and self.waiting_puts >= bc.sendThreadPoolQueueCapacity:
+            # Java's text (NettyRemotingAbstract, pool rejected); the cause goes to the log only
+            log.warning("send rejected: %d sends waiting (sendThreadPoolQueueCapacity %d)",
+                        self.waiting_puts, bc.sendThreadPoolQueueCapacity)
             return self._error(
                 req,
                 ResponseCode.SYSTEM_BUSY,
-                f"[OVERLOAD]system busy, start flow control for a while, {self.waiting_puts} sends waiting",
+                "[OVERLOAD]system busy, start flow control for a while",
             )
         return None
 
@@ -322,7 +412,7 @@ class SendMessageProcessor:
                 tc = self.topics.create_topic_in_send_message_back_method(topic, 1, PERM_WRITE | PERM_READ, sys_flag)
             if tc is None:
                 return None, self._error(
-                    req, ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!"
+                    req, ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!{FAQ_SUGGEST}"
                 )
         qid = h.queueId
         limit = max(tc.writeQueueNums, tc.readQueueNums)
@@ -330,9 +420,13 @@ class SendMessageProcessor:
             return None, self._error(
                 req,
                 ResponseCode.SYSTEM_ERROR,
-                f"request queueId[{qid}] is illegal, {tc} Producer: {conn.remote_addr}",
+                f"request queueId[{qid}] is illegal, {java_topic_config_string(tc)} Producer: {conn.remote_addr}",
             )
         return tc, None
+
+    def _disk_util(self) -> str:
+        cfg = getattr(self.store, "config", None) or getattr(self.store, "message_store_config", None)
+        return disk_util(cfg)
 
     def _born_host(self, conn: Any) -> tuple[str, int]:
         bh = conn.attrs.get("born_host")
@@ -356,7 +450,7 @@ class SendMessageProcessor:
             return self._error(
                 req,
                 ResponseCode.MESSAGE_ILLEGAL,
-                f"the message body size over max value, MAX: {self.max_message_size}",
+                _ILLEGAL_REMARK.format(max=self.max_message_size),  # what 4.9.7's store answers
             )
         topic = h.topic
         qid = h.queueId
@@ -489,10 +583,16 @@ class SendMessageProcessor:
             return None
         props = msg.properties
         raw = props[MessageConst.DELAY]
-        try:
-            level = int(raw)
-        except ValueError:
-            return self._error(req, ResponseCode.MESSAGE_ILLEGAL, f"the delay level [{raw}] is not a number")
+        level = java_parse_int(raw)
+        if level is None:
+            # 4.9.7: CommitLog's getDelayTimeLevel() throws, NettyRemotingAbstract answers SYSTEM_ERROR with
+            # RemotingHelper.exceptionSimpleDesc(e) (exception, then its top frame on JDK 8)
+            return self._error(
+                req,
+                ResponseCode.SYSTEM_ERROR,
+                f'java.lang.NumberFormatException: For input string: "{raw}", '
+                "java.lang.NumberFormatException.forInputString(NumberFormatException.java:65)",
+            )
         if level <= 0 or self.max_delay_level <= 0:
             return None
         if level > self.max_delay_level:
@@ -527,7 +627,7 @@ class SendMessageProcessor:
         sgc = self.groups.find_subscription_group_config(group)
         if sgc is None:
             return self._error(
-                req, ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group}"
+                req, ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group} {FAQ_SUGGEST}"
             )
         max_times = sgc.retryMaxTimes
         if req.version >= _V3_4_9 and h.maxReconsumeTimes is not None:
@@ -621,11 +721,14 @@ class SendMessageProcessor:
         else:
             answer = self._status_answers.get(status)
             if answer is None:
-                answer = self._status_answers[status] = put_status_to_response(status.name, self.max_message_size)
+                if status.name == "SERVICE_NOT_AVAILABLE":  # the disk figures are of now: not cached
+                    answer = put_status_to_response(status.name, self.max_message_size, self._disk_util())
+                else:
+                    answer = self._status_answers[status] = put_status_to_response(status.name, self.max_message_size)
             code, remark, stored = answer
             if not stored:
-                if remark and result.remark:
-                    remark = f"{remark} ({result.remark})"
+                if result.remark:  # Java's remark has no place for the store's reason: log it
+                    log.info("put to %s refused: %s (%s)", topic, status.name, result.remark)
                 return self._error(req, code, remark)
         ar = result.append_result
         self.stats.inc_put(topic, ar.msg_num, size)

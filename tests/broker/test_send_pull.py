@@ -291,7 +291,11 @@ async def test_delayed_and_half_messages_are_parked(shared_broker):
         r = await call(c, addr, RequestCode.GET_MAX_OFFSET, {"topic": "DelayT", "queueId": 1})
         assert r.ext_fields["offset"] == "0"
         r = await send(c, addr, "DelayT", b"x", {"DELAY": "soon"})
-        assert r.code == ResponseCode.MESSAGE_ILLEGAL
+        # 4.9.7: Message.getDelayTimeLevel()'s Integer.parseInt throws in CommitLog.asyncPutMessage;
+        # NettyRemotingAbstract answers SYSTEM_ERROR with RemotingHelper.exceptionSimpleDesc(e)
+        assert r.code == ResponseCode.SYSTEM_ERROR
+        assert r.remark == ('java.lang.NumberFormatException: For input string: "soon", '
+                            "java.lang.NumberFormatException.forInputString(NumberFormatException.java:65)")
         # a prepared transactional message goes to the half topic, queue 0, transaction bits cleared
         r = await send(c, addr, "TxParkT", b"half", {"TRAN_MSG": "true", "PGROUP": "txg"}, queue_id=2,
                        sys_flag=MessageSysFlag.TRANSACTION_PREPARED_TYPE)

@@ -115,3 +115,26 @@ async def test_slave_copies_master_metadata_and_refuses_writes(procs, tmp_path, 
         from tests.broker.helpers import wait_max_offset
 
         await wait_max_offset(c, slave.addr, "SyncedT", 1, 1, timeout=15)
+
+
+async def test_registered_filter_servers_are_advertised(procs, tmp_path, broker_factory):
+    """BrokerController.doRegisterBrokerAll sends FilterServerManager.buildNewFilterServerList() in
+    RegisterBrokerBody.filterServerList; the NameServer hands it out as the route's filterServerTable."""
+    ns = start_namesrv(procs, tmp_path)
+    b = broker_factory("fsb", namesrvAddr=ns)
+    async with RemotingClient() as c:
+        rd = await async_wait_until(lambda: route(c, ns, "TBW102"), 10, what="registered")
+        assert not rd.filterServerTable.get(b.addr)
+        # the filter server's registration lives as long as this connection (c stays open)
+        r = await call(c, b.addr, RequestCode.REGISTER_FILTER_SERVER, {"filterServerAddr": "127.0.0.1:45001"})
+        assert r.code == ResponseCode.SUCCESS, r.remark
+        # a topic change re-registers at once (registerIncrementBrokerData): the list goes with it
+        h = {"topic": "FsT", "defaultTopic": "TBW102", "readQueueNums": 1, "writeQueueNums": 1, "perm": 6,
+             "topicFilterType": "SINGLE_TAG", "order": "false"}
+        assert (await call(c, b.addr, RequestCode.UPDATE_AND_CREATE_TOPIC, h)).code == ResponseCode.SUCCESS
+
+        async def advertised():
+            rd = await route(c, ns, "FsT")
+            return rd is not None and rd.filterServerTable.get(b.addr) == ["127.0.0.1:45001"]
+
+        await async_wait_until(advertised, 5, what="filter server in the route")
