@@ -401,9 +401,8 @@ class SendMessageProcessor:
         if topic in topic_validator.NOT_ALLOWED_SEND_TOPICS:
             return None, self._error(req, ResponseCode.NO_PERMISSION, f"Sending message to topic[{topic}] is forbidden.")
         if tc is None:
-            err = topic_validator.validate_topic(h.defaultTopic)
-            if err is not None:
-                return None, self._error(req, ResponseCode.SYSTEM_ERROR, err)
+            # defaultTopic is only looked up (never a path): an illegal one is simply not found and the
+            # send gets TOPIC_NOT_EXIST, as in 4.9.7, which does not validate it
             sys_flag = 0
             tc = self.topics.create_topic_in_send_message_method(
                 topic, h.defaultTopic, conn.remote_addr, h.defaultTopicQueueNums, sys_flag

@@ -109,6 +109,9 @@ async def test_send_path_remarks(shared_broker):
         r = await send(c, addr, "JrNoSuchT", b"x", default_topic="JrNoDefault")
         assert r.code == ResponseCode.TOPIC_NOT_EXIST
         assert r.remark == "topic[JrNoSuchT] not exist, apply first please!" + FAQ
+        # defaultTopic is not validated: an illegal one is not found, TOPIC_NOT_EXIST
+        r = await send(c, addr, "JrNoSuchT", b"x", default_topic="bad default")
+        assert (r.code, r.remark) == (ResponseCode.TOPIC_NOT_EXIST, "topic[JrNoSuchT] not exist, apply first please!" + FAQ)
         # TopicValidator.validateTopic through msgCheck
         r = await send(c, addr, "bad topic", b"x")
         assert (r.code, r.remark) == (ResponseCode.SYSTEM_ERROR, ILLEGAL_CHARS)
