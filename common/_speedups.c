@@ -1602,6 +1602,141 @@ static void speedups_free(void *module)
     Py_CLEAR(st->dr_cls);
 }
 
+/* -- recovery scans -------------------------------------------------------------------------- */
+
+/*
+ * walk_records(buf, pos, base_offset, check_crc) -> (end, count, blank): validate the records of one
+ * CommitLog file from pos as recovery does (parse_record(strict=True) accepts it, its PHYSICALOFFSET is
+ * base_offset + its position, and with check_crc its BODYCRC matches) and stop at the first that is not
+ * valid. end is that position, count the records passed, blank whether a BLANK head stops the walk.
+ */
+static PyObject *walk_records(PyObject *module, PyObject *args)
+{
+    const speedups_state *st = (const speedups_state *)PyModule_GetState(module);
+    Py_buffer buf;
+    Py_ssize_t pos, n, p, end, tlen, plen, props_start, count = 0, last_tpos = -1, last_tlen = 0;
+    long long base;
+    int check_crc = 0, blank = 0;
+    const uint8_t *b;
+    int32_t total, magic, sys_flag, body_len;
+
+    if (!PyArg_ParseTuple(args, "y*nLp:walk_records", &buf, &pos, &base, &check_crc))
+        return NULL;
+    b = (const uint8_t *)buf.buf;
+    n = buf.len;
+    if (pos < 0 || pos > n) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_IndexError, "record position outside the buffer");
+        return NULL;
+    }
+    for (;;) {
+        if (n - pos < 8)
+            break;
+        total = rd_i32(b + pos);
+        magic = rd_i32(b + pos + 4);
+        if (magic == BLANK_MAGIC_CODE) {
+            blank = 1;
+            break;
+        }
+        if (n - pos < HEAD_SIZE + 40)
+            break;
+        if (magic != MESSAGE_MAGIC_CODE && magic != MESSAGE_MAGIC_CODE_V2)
+            break;
+        if (total < MIN_RECORD || (Py_ssize_t)total > n - pos)
+            break;
+        if (rd_i64(b + pos + 28) != (int64_t)base + (int64_t)pos)
+            break;
+        sys_flag = rd_i32(b + pos + 36);
+        p = pos + HEAD_SIZE + ((sys_flag & BORN_V6) ? 20 : 8);
+        p += 8 + ((sys_flag & STORE_V6) ? 20 : 8);
+        if (p + 16 > n)
+            break;
+        body_len = rd_i32(b + p + 12);
+        p += 16;
+        end = pos + total;
+        if (body_len < 0 || p + (Py_ssize_t)body_len > end)
+            break;
+        if (check_crc && (int32_t)(crc32_of(st, b + p, body_len) & 0x7FFFFFFFu) != rd_i32(b + pos + 8))
+            break;
+        p += body_len;
+        if (magic == MESSAGE_MAGIC_CODE) {
+            if (p + 1 > end)
+                break;
+            tlen = b[p];
+            p += 1;
+        } else {
+            if (p + 2 > end)
+                break;
+            tlen = (int16_t)(((uint16_t)b[p] << 8) | b[p + 1]);
+            p += 2;
+        }
+        if (tlen <= 0 || p + tlen + 2 > end)
+            break;
+        props_start = p + tlen + 2;
+        plen = ((Py_ssize_t)b[p + tlen] << 8) | b[p + tlen + 1];
+        if (props_start + plen != end)
+            break;
+        if (memchr(b + p, 0, (size_t)tlen) != NULL || (plen && memchr(b + props_start, 0, (size_t)plen)))
+            break;
+        /* the topic must be UTF-8: decode it only when it differs from the last one checked */
+        if (tlen != last_tlen || memcmp(b + p, b + last_tpos, (size_t)tlen) != 0) {
+            PyObject *t = PyUnicode_DecodeUTF8((const char *)(b + p), tlen, NULL);
+            if (t == NULL) {
+                if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+                    PyBuffer_Release(&buf);
+                    return NULL;
+                }
+                PyErr_Clear();
+                break;
+            }
+            Py_DECREF(t);
+            last_tpos = p;
+            last_tlen = tlen;
+        }
+        count++;
+        pos = end;
+    }
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(nnO)", pos, count, blank ? Py_True : Py_False);
+}
+
+/*
+ * cq_scan(buf, pos, end) -> (stop, max_physic_offset): ConsumeQueue recovery over one file's units
+ * (int64 offset, int32 size, int64 tags code) from pos: stop at the first unit with offset < 0 or
+ * size <= 0 or when fewer than 20 bytes are left before end; max_physic_offset is offset + size of the
+ * last unit passed that is not a pre-fill unit (offset 0, size 0x7FFFFFFF), -1 when none.
+ */
+static PyObject *cq_scan(PyObject *module, PyObject *args)
+{
+    Py_buffer buf;
+    Py_ssize_t pos, end;
+    long long max_phy = -1;
+    const uint8_t *b;
+
+    (void)module;
+    if (!PyArg_ParseTuple(args, "y*nn:cq_scan", &buf, &pos, &end))
+        return NULL;
+    if (end > buf.len)
+        end = buf.len;
+    if (pos < 0) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_IndexError, "unit position outside the buffer");
+        return NULL;
+    }
+    b = (const uint8_t *)buf.buf;
+    while (pos + 20 <= end) {
+        int64_t off = rd_i64(b + pos);
+        int32_t sz = rd_i32(b + pos + 8);
+        if (off < 0 || sz <= 0)
+            break;
+        if (sz != 0x7FFFFFFF || off != 0)
+            max_phy = (long long)off + sz;
+        pos += 20;
+    }
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(nL)", pos, max_phy);
+}
+
 /* -- module ---------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -1635,6 +1770,10 @@ static PyMethodDef methods[] = {
     {"encode_records", encode_records, METH_VARARGS,
      "encode_records(buf, pos, src, items, batch_props, topic, queue_id, first_qoff, file_base, sys_flag, born_ts, "
      "born_addr, born_port, store_ts, store_addr, store_port, reconsume_times, prepared_offset) -> (end, positions)"},
+    {"walk_records", walk_records, METH_VARARGS,
+     "walk_records(buf, pos, base_offset, check_crc) -> (end, count, blank): recovery's check of one file"},
+    {"cq_scan", cq_scan, METH_VARARGS,
+     "cq_scan(buf, pos, end) -> (stop, max_physic_offset): ConsumeQueue recovery over one file"},
     {NULL, NULL, 0, NULL},
 };
 

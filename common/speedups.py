@@ -31,6 +31,8 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 * ``split_batch(body)``: the entries of a client batch body.
 * ``parse_record(buf, pos, strict=False)``: one CommitLog record for the reput's DispatchRequest.
 * ``encode_records(buf, pos, src, items, batch_props, topic, ...)``: write v1 records (batch or single put).
+* ``walk_records(buf, pos, base_offset, check_crc)``: recovery's check of one CommitLog file.
+* ``cq_scan(buf, pos, end)``: ConsumeQueue recovery over one file's units.
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ __all__ = [
     "split_batch",
     "parse_record",
     "encode_records",
+    "walk_records",
+    "cq_scan",
     "RecordTuple",
     "INDEX_HEADER_SIZE",
     "HASH_SLOT_SIZE",
@@ -212,6 +216,14 @@ class Speedups(Protocol):
 
     def parse_record(self, buf, pos: int, strict: bool = False) -> RecordTuple | None:
         """Parse the CommitLog record at ``pos`` (see :func:`_py_parse_record`)."""
+        ...
+
+    def walk_records(self, buf, pos: int, base_offset: int, check_crc: bool) -> tuple[int, int, bool]:
+        """Recovery's check of one CommitLog file (see :func:`_py_walk_records`)."""
+        ...
+
+    def cq_scan(self, buf, pos: int, end: int) -> tuple[int, int]:
+        """ConsumeQueue recovery over one file's units (see :func:`_py_cq_scan`)."""
         ...
 
     def encode_records(self, buf, pos: int, src, items: list[tuple[int, int, int, int, int]],
@@ -596,6 +608,62 @@ def _py_parse_record(buf, pos: int, strict: bool = False) -> RecordTuple | None:
             body_start, body_len, topic, p, plen, tags, keys, uniq, delay)
 
 
+def _py_walk_records(buf, pos: int, base_offset: int, check_crc: bool) -> tuple[int, int, bool]:
+    """Pure twin of ``walk_records``: walk the records of one CommitLog file from ``pos``.
+
+    A record passes when ``parse_record(buf, p, strict=True)`` accepts it, its
+    PHYSICALOFFSET is ``base_offset + p`` and, with ``check_crc``, its BODYCRC is the
+    body's ``zlib.crc32 & 0x7FFFFFFF``. Returns ``(end, count, blank)``: the position of
+    the first record that does not pass, how many passed, and whether a BLANK head
+    (the end-of-file filler) is what stopped the walk. IndexError for ``pos`` outside
+    ``0..len(buf)``.
+    """
+    n = len(buf)
+    if pos < 0 or pos > n:
+        raise IndexError("record position outside the buffer")
+    count = 0
+    crc32 = zlib.crc32
+    while True:
+        r = _py_parse_record(buf, pos, True)
+        if r is None:
+            return pos, count, False
+        if r[1] == BLANK_MAGIC_CODE:
+            return pos, count, True
+        if r[6] != base_offset + pos:
+            return pos, count, False
+        if check_crc and (crc32(buf[r[11] : r[11] + r[12]]) & 0x7FFFFFFF) != r[2]:
+            return pos, count, False
+        count += 1
+        pos += r[0]
+
+
+_CQ_HEAD = struct.Struct(">qi")
+
+
+def _py_cq_scan(buf, pos: int, end: int) -> tuple[int, int]:
+    """Pure twin of ``cq_scan``: ConsumeQueue recovery over the 20-byte units of one file.
+
+    From ``pos``, pass units (int64 CommitLog offset, int32 size, int64 tags code) until one
+    has offset < 0 or size <= 0 or fewer than 20 bytes are left before ``end`` (clamped to
+    ``len(buf)``). Returns ``(stop, max_physic_offset)``: the position of that unit and
+    offset + size of the last passed unit that is not a pre-fill unit (offset 0, size
+    0x7FFFFFFF), -1 when none. IndexError for a negative ``pos``.
+    """
+    if pos < 0:
+        raise IndexError("unit position outside the buffer")
+    end = min(end, len(buf))
+    unpack = _CQ_HEAD.unpack_from
+    max_phy = -1
+    while pos + 20 <= end:
+        off, sz = unpack(buf, pos)
+        if off < 0 or sz <= 0:
+            break
+        if sz != 0x7FFFFFFF or off != 0:
+            max_phy = off + sz
+        pos += 20
+    return pos, max_phy
+
+
 def _blank(total: int) -> RecordTuple:
     return (total, BLANK_MAGIC_CODE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "", 0, 0, None, None, None, None)
 
@@ -766,12 +834,14 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     split_batch=_py_split_batch,
     parse_record=_py_parse_record,
     encode_records=_py_encode_records,
+    walk_records=_py_walk_records,
+    cq_scan=_py_cq_scan,
 )
 
 _NAMES = ("java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
           "msg_ids", "cq_put_units", "write_record", "dispatch_requests",
           "new_dispatch_request", "split_batch", "parse_record",
-          "encode_records")
+          "encode_records", "walk_records", "cq_scan")
 
 compiled: Speedups | None
 try:
@@ -801,3 +871,5 @@ new_dispatch_request = _impl.new_dispatch_request
 split_batch = _impl.split_batch
 parse_record = _impl.parse_record
 encode_records = _impl.encode_records
+walk_records = _impl.walk_records
+cq_scan = _impl.cq_scan

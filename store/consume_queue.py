@@ -70,18 +70,12 @@ class ConsumeQueue:
         process_offset = mf.file_from_offset
         pos = 0
         size = self.mapped_file_size
+        scan = speedups.cq_scan  # pre-fill units (offset 0, size 0x7FFFFFFF) point nowhere
         while True:
-            mm = mf.mm
-            stop = False
-            while pos < size:
-                offset, sz, _tags = _UNIT.unpack_from(mm, pos)
-                if offset >= 0 and sz > 0:
-                    pos += CQ_STORE_UNIT_SIZE
-                    if sz != _PREFILL_SIZE or offset != 0:  # pre-fill units point nowhere
-                        self.max_physic_offset = offset + sz
-                else:
-                    stop = True
-                    break
+            pos, max_phy = scan(mf.mm, 0, size)
+            if max_phy >= 0:
+                self.max_physic_offset = max_phy
+            stop = pos + CQ_STORE_UNIT_SIZE <= size
             if stop or index + 1 >= len(files):
                 break
             index += 1
