@@ -167,7 +167,8 @@ class DLedgerCore:
             raise DLedgerError(C.DISK_FULL, "the store's disk is full")
         if self.pusher.pending_count() >= self.config.maxPendingRequestsNum:
             raise DLedgerError(C.LEADER_PENDING_FULL, "too many appends waiting for quorum")
-        return self._append_as_leader(bytes(body), hook)
+        # the storage keeps its own copy of the body (taken once there)
+        return self._append_as_leader(body, hook)
 
     def _append_as_leader(self, body: bytes, hook: AppendHook | None = None) -> DLedgerEntry:
         ms = self.member_state

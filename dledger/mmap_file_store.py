@@ -161,6 +161,10 @@ class DLedgerMmapFileStore:
             body = apply_append_hook(hook, start, body)
         elif type(body) is not bytes:
             body = bytes(body)
+        if wp + size > mf.warmed_to:
+            # pages ahead of the writer put in the page cache in bulk (pwrite of zeros past what
+            # is written): stores into fresh mapped pages would each take an allocating fault
+            mf.warm_ahead(wp + size)
         # header and body stored straight into the mapping (no encoded copy of the entry)
         mm = mf.mm
         _HEAD.pack_into(mm, wp, CURRENT_MAGIC, size, index, term, start, 0, 0, 0, n)

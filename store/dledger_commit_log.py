@@ -351,12 +351,15 @@ class DLedgerCommitLog(CommitLog):
         if not result.is_ok() or scratch is None:
             return result, []
         buf = scratch.mm
-        records = []
-        p = 0
-        while p < len(buf):
-            size = _II.unpack_from(buf, p)[0]
-            records.append(buf[p : p + size])
-            p += size
+        if _II.unpack_from(buf, 0)[0] == len(buf):
+            records = [buf]  # a single record: the scratch buffer is it (the usual case)
+        else:
+            records = []
+            p = 0
+            while p < len(buf):
+                size = _II.unpack_from(buf, p)[0]
+                records.append(buf[p : p + size])
+                p += size
         self._last_store_ts = result.append_result.store_timestamp
         return result, records
 
@@ -371,11 +374,14 @@ class DLedgerCommitLog(CommitLog):
 
     def _finish(self, result: PutMessageResult, positions: list[int], store_host, msg) -> None:
         ar = result.append_result
-        phys = [p + BODY_OFFSET for p in positions]
-        ar.wrote_offset = phys[0]
+        first = positions[0] + BODY_OFFSET
+        ar.wrote_offset = first
         prefix = self._msg_id_prefix(store_host)
-        ar.msg_id = ",".join(f"{prefix}{o:016X}" for o in phys)
-        msg.commit_log_offset = phys[0]
+        if len(positions) == 1:
+            ar.msg_id = f"{prefix}{first:016X}"
+        else:
+            ar.msg_id = ",".join([f"{prefix}{p + BODY_OFFSET:016X}" for p in positions])
+        msg.commit_log_offset = first
 
     def _begin(self, msg, batch: bool):
         """Checks, encoding and queue-offset reservation shared by the puts: (refusal, state)."""
