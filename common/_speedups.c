@@ -1737,9 +1737,148 @@ static PyObject *cq_scan(PyObject *module, PyObject *args)
     return Py_BuildValue("(nL)", pos, max_phy);
 }
 
+/* -- base64 (DLedger PUSH entry bodies) ---------------------------------------------------------- */
+
+static const char B64_ALPHABET[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* b64encode(data) -> str: standard alphabet with '=' padding, no newline. */
+static PyObject *b64encode(PyObject *module, PyObject *arg)
+{
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Py_ssize_t n = b.len;
+    if (n > (PY_SSIZE_T_MAX / 4) * 3 - 3) {
+        PyBuffer_Release(&b);
+        return PyErr_NoMemory();
+    }
+    PyObject *out = PyUnicode_New(((n + 2) / 3) * 4, 127);
+    if (out == NULL) {
+        PyBuffer_Release(&b);
+        return NULL;
+    }
+    const uint8_t *s = (const uint8_t *)b.buf;
+    uint8_t *d = PyUnicode_1BYTE_DATA(out);
+    Py_ssize_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = ((uint32_t)s[i] << 16) | ((uint32_t)s[i + 1] << 8) | s[i + 2];
+        *d++ = B64_ALPHABET[v >> 18];
+        *d++ = B64_ALPHABET[(v >> 12) & 63];
+        *d++ = B64_ALPHABET[(v >> 6) & 63];
+        *d++ = B64_ALPHABET[v & 63];
+    }
+    if (n - i == 1) {
+        uint32_t v = (uint32_t)s[i] << 16;
+        *d++ = B64_ALPHABET[v >> 18];
+        *d++ = B64_ALPHABET[(v >> 12) & 63];
+        *d++ = '=';
+        *d++ = '=';
+    } else if (n - i == 2) {
+        uint32_t v = ((uint32_t)s[i] << 16) | ((uint32_t)s[i + 1] << 8);
+        *d++ = B64_ALPHABET[v >> 18];
+        *d++ = B64_ALPHABET[(v >> 12) & 63];
+        *d++ = B64_ALPHABET[(v >> 6) & 63];
+        *d++ = '=';
+    }
+    PyBuffer_Release(&b);
+    return out;
+}
+
+/* 0..63 for the standard alphabet, 64 for '=', 255 for anything else */
+static const uint8_t B64_VALUES[256] = {
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 62, 255, 255, 255, 63,
+    52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 255, 255, 255, 64, 255, 255,
+    255, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 255, 255, 255, 255, 255,
+    255, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
+    41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+};
+#define b64_value(c) (B64_VALUES[(uint8_t)(c)])
+
+/* b64decode(s) -> bytes, or None unless ``s`` (an ASCII str or a bytes-like object) is canonical
+ * base64: standard alphabet, length a multiple of 4, at most two '=' and only at the end. */
+static PyObject *b64decode(PyObject *module, PyObject *arg)
+{
+    const uint8_t *s;
+    Py_ssize_t n;
+    Py_buffer b;
+    int have_buf = 0;
+    if (PyUnicode_Check(arg)) {
+        if (PyUnicode_READY(arg) < 0)
+            return NULL;
+        if (!PyUnicode_IS_ASCII(arg))
+            Py_RETURN_NONE;
+        s = PyUnicode_1BYTE_DATA(arg);
+        n = PyUnicode_GET_LENGTH(arg);
+    } else {
+        if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
+            return NULL;
+        have_buf = 1;
+        s = (const uint8_t *)b.buf;
+        n = b.len;
+    }
+    PyObject *out = NULL;
+    if (n % 4 != 0)
+        goto none;
+    Py_ssize_t pad = 0;
+    if (n >= 1 && s[n - 1] == '=') pad++;
+    if (n >= 2 && s[n - 2] == '=') pad++;
+    if (n && pad == 2 && s[n - 3] == '=')
+        goto none;
+    out = PyBytes_FromStringAndSize(NULL, (n / 4) * 3 - pad);
+    if (out == NULL)
+        goto fail;
+    uint8_t *d = (uint8_t *)PyBytes_AS_STRING(out);
+    Py_ssize_t full = pad ? n - 4 : n;
+    for (Py_ssize_t i = 0; i < full; i += 4) {
+        uint8_t a = b64_value(s[i]), c1 = b64_value(s[i + 1]), c2 = b64_value(s[i + 2]), c3 = b64_value(s[i + 3]);
+        if ((a | c1 | c2 | c3) & 0xC0)
+            goto none; /* outside the alphabet, or '=' before the end */
+        uint32_t v = ((uint32_t)a << 18) | ((uint32_t)c1 << 12) | ((uint32_t)c2 << 6) | c3;
+        *d++ = (uint8_t)(v >> 16);
+        *d++ = (uint8_t)(v >> 8);
+        *d++ = (uint8_t)v;
+    }
+    if (pad) {
+        const uint8_t *q = s + n - 4;
+        uint8_t a = b64_value(q[0]), c1 = b64_value(q[1]);
+        uint8_t c2 = pad == 2 ? 0 : b64_value(q[2]);
+        if ((a | c1 | c2) & 0xC0)
+            goto none;
+        uint32_t v = ((uint32_t)a << 18) | ((uint32_t)c1 << 12) | ((uint32_t)c2 << 6);
+        *d++ = (uint8_t)(v >> 16);
+        if (pad == 1)
+            *d++ = (uint8_t)(v >> 8);
+    }
+    if (have_buf)
+        PyBuffer_Release(&b);
+    return out;
+none:
+    Py_XDECREF(out);
+    if (have_buf)
+        PyBuffer_Release(&b);
+    Py_RETURN_NONE;
+fail:
+    if (have_buf)
+        PyBuffer_Release(&b);
+    return NULL;
+}
+
 /* -- module ---------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
+    {"b64encode", b64encode, METH_O, "b64encode(data) -> str (standard base64, padded)"},
+    {"b64decode", b64decode, METH_O, "b64decode(s) -> bytes, or None unless s is canonical padded base64"},
     {"java_hash", java_hash, METH_O, "Java String.hashCode() of a str (signed 32-bit)."},
     {"index_put", index_put, METH_VARARGS,
      "index_put(buf, slot_num, index_count, key_hash, phy_offset, time_diff) -> slot was empty"},

@@ -14,6 +14,8 @@ was not built; :data:`IS_COMPILED` says which one is in use. :data:`pure` and
 Functions (module attributes; see :class:`Speedups` for the full contracts):
 
 * ``java_hash(s)``: Java ``String.hashCode()``.
+* ``b64encode(data)`` / ``b64decode(s)``: standard padded base64 of DLedger PUSH entry bodies
+  (decode gives None for non-canonical input).
 * ``index_put(buf, slot_num, index_count, key_hash, phy_offset, time_diff)``: one IndexFile entry.
 * ``index_put_keys(buf, slot_num, index_count, max_index, keys, phy_offset, time_diff)``:
   hash and insert many keys.
@@ -37,6 +39,7 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 
 from __future__ import annotations
 
+import binascii
 import operator
 import os
 import struct
@@ -48,6 +51,8 @@ from typing import Protocol
 
 __all__ = [
     "Speedups",
+    "b64encode",
+    "b64decode",
     "IS_COMPILED",
     "pure",
     "compiled",
@@ -91,6 +96,17 @@ IndexHeaderTuple = tuple[int, int, int, int, int, int]
 
 class Speedups(Protocol):
     """What both twins provide. Buffers are any writable/readable buffer (mmap, bytearray, memoryview)."""
+
+    def b64encode(self, data) -> str:
+        """Standard base64 (``+/``, '=' padding, no newline) of a bytes-like ``data``, as a str."""
+        ...
+
+    def b64decode(self, s) -> bytes | None:
+        """The bytes of ``s`` (an ASCII str or a bytes-like object) when it is canonical base64:
+        standard alphabet, length a multiple of 4, at most two '=' and only at the end (as
+        ``binascii.a2b_base64(s, strict_mode=True)`` accepts); None otherwise, never an error
+        for bad text (a non-ASCII str included)."""
+        ...
 
     def java_hash(self, s: str) -> int:
         """Java ``String.hashCode()`` of ``s``: ``h = 31*h + unit`` over its UTF-16 code units
@@ -817,9 +833,29 @@ def _py_new_dispatch_request(cls: type, topic: str, queue_id: int, commit_log_of
                uniq_key, sys_flag, prepared_transaction_offset, None, True, None, properties_string)
 
 
+def _py_b64encode(data) -> str:
+    """Pure twin of ``b64encode``: standard base64 with '=' padding, no newline."""
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
+
+
+def _py_b64decode(s) -> bytes | None:
+    """Pure twin of ``b64decode``: the bytes of canonical padded base64 (an ASCII str or
+    bytes-like), None for anything else (the caller falls back to a lenient decoder)."""
+    if isinstance(s, str) and not s.isascii():
+        return None
+    if len(s) % 4:
+        return None
+    try:
+        return binascii.a2b_base64(s, strict_mode=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
 # -- the loader ----------------------------------------------------------------------------------
 
 pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
+    b64encode=_py_b64encode,
+    b64decode=_py_b64decode,
     java_hash=_py_java_hash,
     index_put=_py_index_put,
     index_put_keys=_py_index_put_keys,
@@ -838,7 +874,7 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     cq_scan=_py_cq_scan,
 )
 
-_NAMES = ("java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
+_NAMES = ("b64encode", "b64decode", "java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
           "msg_ids", "cq_put_units", "write_record", "dispatch_requests",
           "new_dispatch_request", "split_batch", "parse_record",
           "encode_records", "walk_records", "cq_scan")
@@ -858,6 +894,8 @@ IS_COMPILED: bool = compiled is not None and os.environ.get("ROCKETMQ_PY_PURE", 
 _impl: Speedups = compiled if IS_COMPILED else pure  # type: ignore[assignment]
 
 java_hash = _impl.java_hash
+b64encode = _impl.b64encode
+b64decode = _impl.b64decode
 index_put = _impl.index_put
 index_put_keys = _impl.index_put_keys
 index_build_many = _impl.index_build_many

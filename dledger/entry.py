@@ -10,10 +10,11 @@ Index unit (§6.2): magic i32 | pos i64 | size i32 | index i64 | term i64.
 
 from __future__ import annotations
 
-import base64
 import struct
 from binascii import a2b_base64
 from dataclasses import dataclass, field
+
+from common import speedups
 
 __all__ = [
     "DLedgerEntry",
@@ -42,6 +43,11 @@ _INDEX = struct.Struct(">iqiqq")  # 32 bytes
 assert _HEAD.size == BODY_OFFSET and _INDEX.size == INDEX_UNIT_SIZE
 HEAD_STRUCT = _HEAD  # for writers that pack the header in place (pack_into a mapping)
 INDEX_STRUCT = _INDEX
+
+# PUSH bodies: the compiled base64 pair when built; else binascii directly (the pure twin of
+# b64decode would only add its canonical-form check in front of the same lenient fallback)
+_b64encode = speedups.b64encode
+_b64decode = speedups.b64decode if speedups.IS_COMPILED else (lambda _s: None)
 
 
 class EntryFormatError(ValueError):
@@ -127,7 +133,7 @@ class DLedgerEntry:
         if j is not None and j["pos"] == self.pos and j["index"] == self.index:
             return j
         j = self._json = {
-            "body": base64.b64encode(self.body).decode("ascii"),
+            "body": _b64encode(self.body),
             "bodyCrc": self.body_crc,
             "chainCrc": self.chain_crc,
             "channel": self.channel,
@@ -143,11 +149,18 @@ class DLedgerEntry:
     def from_json(cls, d: dict) -> DLedgerEntry:
         g = d.get
         body = g("body")
-        # one C call per body (base64.b64decode adds two Python frames around the same decode)
+        if body:
+            # canonical base64 (what DLedger sends) in one compiled call; anything else through
+            # binascii's lenient decoder, as base64.b64decode did
+            raw = _b64decode(body)
+            if raw is None:
+                raw = a2b_base64(body)
+        else:
+            raw = b""
         return cls(
             int(g("index", -1)),
             int(g("term", -1)),
-            a2b_base64(body) if body else b"",
+            raw,
             int(g("pos", -1)),
             int(g("magic", CURRENT_MAGIC)),
             int(g("channel", 0)),
