@@ -29,7 +29,7 @@ from client.mq_fault_strategy import MQFaultStrategy
 from client.topic_publish_info import TopicPublishInfo, route_to_publish_info
 from common.message import MessageConst, MessageSysFlag, encode_batch_body, properties_to_string
 from common.mixall import DEFAULT_PRODUCER_GROUP, DEFAULT_TOPIC, RETRY_GROUP_TOPIC_PREFIX
-from common.topic_validator import is_not_allowed_send_topic, validate_group, validate_topic
+from common.topic_validator import check_topic, is_not_allowed_send_topic, validate_group
 from common.util import java_string_hash
 from remoting import RemotingCommand, RemotingError, RequestCode, ResponseCode
 from remoting.body.route import TopicRouteData
@@ -203,7 +203,7 @@ class Producer:
     def _check_message(self, msg: Message) -> None:
         if msg is None:
             raise MQClientError("the message is null", ResponseCode.MESSAGE_ILLEGAL)
-        err = validate_topic(msg.topic)
+        err = check_topic(msg.topic)
         if err:
             raise MQClientError(err, ResponseCode.MESSAGE_ILLEGAL)
         if is_not_allowed_send_topic(msg.topic):

@@ -23,7 +23,7 @@ from client.message import Message, MessageQueue
 from client.producer import Producer
 from common.message import MessageConst, MessageExt
 from common.perm import PermName
-from common.topic_validator import validate_group, validate_topic
+from common.topic_validator import check_topic, validate_group
 from remoting import RemotingError, new_event_loop
 from remoting.body.route import MASTER_ID
 from remoting.body.subscription_group import SubscriptionGroupConfig
@@ -60,7 +60,7 @@ def fmt_time(ms: int) -> str:
 
 
 def _topic(v: str) -> str:
-    err = validate_topic(v)
+    err = check_topic(v)
     if err:
         raise UsageError(err)
     return v

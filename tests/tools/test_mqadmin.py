@@ -154,7 +154,7 @@ def test_failures_exit_nonzero_with_one_line(cl):
     p = mqadmin("topicStatus", ns=cl.namesrv_addr)
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
     p = mqadmin("updateTopic", "-t", "bad topic!", "-c", "TestCluster", ns=cl.namesrv_addr)
-    assert p.returncode == 2 and "illegal characters" in p.stderr
+    assert p.returncode == 2 and "The specified topic[bad topic!] contains illegal characters" in p.stderr  # Validators
     p = mqadmin("updateTopic", "-t", "T1", "-c", "NoSuchCluster", ns=cl.namesrv_addr)
     assert p.returncode == 1 and "NoSuchCluster" in p.stderr and len(p.stderr.strip().splitlines()) == 1
     p = mqadmin("topicList", ns="127.0.0.1:1")
