@@ -220,6 +220,12 @@ def tps_run(addr: str, args, label: str, cl: Cluster | None = None) -> None:
             codes[k] = codes.get(k, 0) + v
     print(f"{label:<34} {msgs / elapsed:>9.0f} sends/s   p50 {percentile(lat, 0.5):6.2f} ms   "
           f"p99 {percentile(lat, 0.99):6.2f} ms   errors {errors}{' ' + str(codes) if codes else ''}", flush=True)
+    if cl is not None:
+        for i, p in enumerate(cl.procs):
+            if p is not None and p.poll() is not None:
+                log = os.path.join(cl.root, f"n{i}.log")
+                tail = open(log, errors="replace").read()[-2000:] if os.path.exists(log) else ""
+                print(f"!! node {i} exited with code {p.returncode} during the run; log tail:\n{tail}", flush=True)
     if cl is not None and msgs:
         # broker CPU per acknowledged send (user + sys): robust to other load on the machine, unlike sends/s
         per_node = [(b - a) * 1e6 / msgs for a, b in zip(cpu0, cpu1, strict=True)]
