@@ -8,7 +8,7 @@ COMPILE = $(PY) -m compileall -q common remoting dledger store broker namesrv cl
 
 .PHONY: run test lint bench clean
 
-$(STAMP): pyproject.toml setup.py common/_speedups.c
+$(STAMP): pyproject.toml setup.py common/_speedups.c common/_fsync_worker.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
@@ -26,4 +26,4 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 clean:
-	rm -rf $(VENV) build *.egg-info common/_speedups*.so
+	rm -rf $(VENV) build *.egg-info common/_speedups*.so common/_fsync_worker*.so

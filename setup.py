@@ -42,6 +42,13 @@ setup(
             define_macros=[("HAVE_ZLIB", "1")] if _ZLIB else [],
             libraries=["z"] if _ZLIB else [],
             optional=True,
-        )
+        ),
+        # the SYNC_FLUSH group-commit thread without the GIL (twin of common/fsync_worker.py)
+        Extension(
+            "common._fsync_worker",
+            sources=["common/_fsync_worker.c"],
+            extra_compile_args=["-Wall", "-Wextra", "-Wno-unused-parameter"],
+            optional=True,
+        ),
     ]
 )

@@ -443,6 +443,35 @@ class MappedFileQueue:
             self.store_timestamp = ts
         return result
 
+    def mark_flushed(self, offset: int, store_timestamp: int = 0) -> None:
+        """Record that every byte below ``offset`` is durable, made so by someone else's fsync
+        (the SYNC_FLUSH group-commit worker): flushed positions, ``flushed_where`` and, when
+        given, the store time of the last durable record. Never moves anything backwards."""
+        if offset <= self.flushed_where:
+            return
+        size = self.mapped_file_size
+        files = self.mapped_files
+        if not files:
+            return
+        # start at the file holding flushed_where (files are consecutive; a gap only skips ahead)
+        first = max(0, self.flushed_where // size - files[0].file_from_offset // size)
+        if first >= len(files) or files[first].file_from_offset > self.flushed_where:
+            first = 0
+        for mf in files[first:]:
+            start = mf.file_from_offset
+            if start + size <= self.flushed_where:
+                continue
+            if start >= offset:
+                break
+            pos = min(offset - start, size)
+            if pos > mf.flushed_position:
+                mf.flushed_position = pos
+        self.flushed_where = offset
+        if offset > self.committed_where:
+            self.committed_where = offset
+        if store_timestamp:
+            self.store_timestamp = store_timestamp
+
     def flush_all(self) -> int:
         """Flush every file with unflushed bytes; return the new flushed offset."""
         for _ in range(len(self.mapped_files) + 1):  # at most one step per file

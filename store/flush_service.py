@@ -5,22 +5,26 @@
   least every ``flushCommitLogThoroughInterval`` ms.
 * :class:`GroupCommitService` — SYNC_FLUSH: writers wait for the flushed offset
   to pass their record; one fsync covers every request queued while the
-  previous one ran (group commit).
+  previous one ran (group commit), on a thread of its own
+  (:class:`common.fsync_worker.FsyncWorker`).
 * :class:`FlushConsumeQueueService` — consume queues and, on the thorough
   round, the checkpoint.
 
-fsync runs in the loop's default executor, never on the event loop.
+fsync never runs on the event loop: in the loop's default executor, or on the
+group-commit worker's thread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import collections
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 
+from common.fsync_worker import FsyncWorker
 from store.store_checkpoint import StoreCheckpoint
 
 __all__ = ["FlushRealTimeService", "GroupCommitService", "FlushConsumeQueueService", "flush_until"]
@@ -99,47 +103,60 @@ class FlushRealTimeService:
 class GroupCommitService:
     """SYNC_FLUSH: resolve each writer once the data covering its record is on disk.
 
-    Callback driven, on its own flush thread (RocketMQ's GroupCommitService
-    thread): a round fsyncs everything written so far; writers arriving while it
-    runs share the next round, which starts as soon as the previous one ends. The
-    end of a round is handled by the loop callback the flush thread schedules:
-    waiters are answered in that same loop iteration (no task wake-up in
-    between), which keeps the fsync chain short under load.
+    The fsyncs run on RocketMQ's GroupCommitService thread, here a
+    :class:`common.fsync_worker.FsyncWorker`: each round makes durable everything
+    asked before it starts, and the next starts as soon as it ends, without waiting
+    for the event loop. Writers that append while a round runs share the next one
+    (group commit), and the loop keeps appending while the disk syncs: the two
+    overlap instead of taking turns. Each wait asks for everything appended so far,
+    not only the writer's own record.
 
-    Waiting costs a future and a list entry, no timer per writer: one timer,
-    armed for the oldest deadline, answers writers whose ``syncFlushTimeout``
-    passed (the disk may hang in fsync) with False, i.e. FLUSH_DISK_TIMEOUT.
+    After each round the worker's eventfd turns readable; the loop then marks the
+    CommitLog flushed (positions, checkpoint time) and answers every waiter the round
+    covers. Waiting costs a future and a list entry, no timer per writer: one timer,
+    armed for the oldest deadline, answers writers whose ``syncFlushTimeout`` passed
+    (the disk may hang in fsync) with False, i.e. FLUSH_DISK_TIMEOUT.
     """
 
     def __init__(self, commit_log, checkpoint: StoreCheckpoint | None) -> None:
         self.commit_log = commit_log
         self.checkpoint = checkpoint
-        # (target offset, future, loop-time deadline), oldest first
+        # (target offset, future, loop-time deadline), in arrival order
         self._requests: list[tuple[int, asyncio.Future, float]] = []
-        self._in_round: list[tuple[int, asyncio.Future, float]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
-        self._flushing = False
-        self._target = 0
-        self._woken = False
+        self.worker: FsyncWorker | None = None
+        self._file = None  # the MappedFile whose descriptor _fd is, the last one asked for
+        self._fd = -1
+        self._asked = 0  # highest offset asked for
+        # (asked offset, store time of the last record below it): the checkpoint's physic time
+        self._marks: collections.deque[tuple[int, int]] = collections.deque()
         self._stopped = False
-        self._idle_waiters: list[asyncio.Future] = []
+        self._closed = False
         self._stop_fut: asyncio.Future | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = 0.0
-        self.fsync_count = 0
+        self._logged_error = 0
+        self._closed_rounds = 0
+
+    @property
+    def fsync_count(self) -> int:
+        """fsync rounds run so far (runtime info ``groupCommitFsyncCount``)."""
+        return self.worker.rounds if self.worker is not None else self._closed_rounds
 
     # -- writers -----------------------------------------------------------------------
 
     def wakeup(self) -> None:
         """Flush soon even without waiters (a WAIT=false put under SYNC_FLUSH)."""
-        if self._flushing:
-            self._woken = True
-        else:
-            self._start_round()
+        self._ask()
 
     async def wait_for_flush(self, target: int, timeout_ms: int) -> bool:
         """True once the flushed offset is ≥ ``target``; False after ``timeout_ms``."""
+        w = self.flush_waiter(target, timeout_ms)
+        return w if w.__class__ is bool else await w
+
+    def flush_waiter(self, target: int, timeout_ms: int) -> bool | asyncio.Future:
+        """:meth:`wait_for_flush` without its coroutine (the send path awaits the future itself):
+        the answer when it is known now, else a future of it."""
         if self.commit_log.mapped_file_queue.flushed_where >= target:
             return True
         if timeout_ms <= 0:  # Java's await(0): only what is already on disk counts
@@ -153,90 +170,107 @@ class GroupCommitService:
             if self._timer is not None:
                 self._timer.cancel()
             self._arm(deadline)
-        if not self._flushing:
-            self._start_round()
-        return await fut
+        self._ask()
+        return fut
 
-    # -- rounds ------------------------------------------------------------------------
+    # -- the worker ----------------------------------------------------------------------
 
     def _loop_now(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
         return self._loop
 
-    def _flush(self, target: int) -> int:
-        flushed = flush_until(self.commit_log, target)
-        ts = self.commit_log.mapped_file_queue.store_timestamp
-        if self.checkpoint is not None and ts:
+    def _ask(self) -> None:
+        """Ask the worker for everything appended so far (loop thread)."""
+        q = self.commit_log.mapped_file_queue
+        mf = q.get_last_mapped_file()
+        if mf is None:
+            return
+        end = mf.file_from_offset + mf.wrote_position
+        if end <= self._asked:
+            return
+        if self._closed:
+            self._flush_inline(end)
+            return
+        worker = self._ensure_worker()
+        if mf is not self._file:
+            self._switch_file(mf)
+        worker.ask(self._fd, end)
+        self._asked = end
+        self._marks.append((end, mf.store_timestamp))
+
+    def _ensure_worker(self) -> FsyncWorker:
+        worker = self.worker
+        if worker is None:
+            worker = self.worker = FsyncWorker()
+            self._loop_now().add_reader(worker.fileno(), self._on_round)
+        return worker
+
+    def hold(self, on: bool) -> None:
+        """Tests: while ``on``, the next fsync round waits (a hanging disk)."""
+        self._ensure_worker().hold(on)
+
+    def _switch_file(self, mf) -> None:
+        """The CommitLog rolled: the worker finishes the previous file, then syncs ``mf``."""
+        old, old_fd = self._file, self._fd
+        if old is not None and self.worker is not None:
+            # everything the old file will ever hold (its records and the blank end)
+            self.worker.ask(old_fd, old.file_from_offset + (old.file_size if old.is_full() else old.wrote_position))
+        self._fd = os.open(mf.path, os.O_RDONLY | os.O_CLOEXEC)
+        self._file = mf
+        if old_fd >= 0:
+            os.close(old_fd)  # the worker keeps its own duplicate while it needs one
+
+    def _on_round(self) -> None:
+        """After a round: mark the CommitLog flushed, answer every waiter it covers (loop thread)."""
+        worker = self.worker
+        if worker is None:
+            return
+        with contextlib.suppress(BlockingIOError):
+            os.eventfd_read(worker.fileno())
+        err = worker.error
+        if err and err != self._logged_error:
+            log.error("group commit fsync failed: %s", os.strerror(err))
+        self._logged_error = err
+        self._mark_flushed(worker.done)
+
+    def _mark_flushed(self, done: int) -> None:
+        marks = self._marks
+        ts = 0
+        while marks and marks[0][0] <= done:
+            ts = marks.popleft()[1]
+        q = self.commit_log.mapped_file_queue
+        q.mark_flushed(done, ts)
+        if ts and self.checkpoint is not None:
             self.checkpoint.physic_msg_timestamp = ts
-        return flushed
+        self._resolve(q.flushed_where)
 
-    def _start_round(self) -> None:
-        """Fsync everything written so far on the flush thread (no-op while a round runs)."""
-        if self._flushing:
+    def _resolve(self, flushed: int) -> None:
+        reqs = self._requests
+        if not reqs:
             return
-        self._woken = False
-        cl = self.commit_log
-        target = cl.get_max_offset()
-        reqs, self._requests = self._requests, []
-        if target <= cl.mapped_file_queue.flushed_where:
-            self._resolve(reqs, cl.mapped_file_queue.flushed_where)
-            self._wake_idle()
-            return
-        loop = self._loop_now()
-        if self._executor is None:
-            self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="group-commit")
-        self._flushing = True
-        self._target = target
-        self._in_round = reqs
-        try:
-            cf = self._executor.submit(self._flush, target)
-        except RuntimeError:  # executor shut down (late waiters after stop): flush inline
-            cf = concurrent.futures.Future()
-            try:
-                cf.set_result(self._flush(target))
-            except Exception as e:  # noqa: BLE001
-                cf.set_exception(e)
-            self._round_done(cf)
-            return
-        cf.add_done_callback(lambda f: loop.call_soon_threadsafe(self._round_done, f))
-
-    def _round_done(self, cf: concurrent.futures.Future) -> None:
-        self._flushing = False
-        self.fsync_count += 1
-        try:
-            flushed = cf.result()
-        except Exception:
-            log.exception("group commit flush failed")
-            flushed = self.commit_log.mapped_file_queue.flushed_where
-        stalled = flushed < self._target
-        reqs, self._in_round = self._in_round, []
-        # writers that queued during the fsync and are covered by it need no other round
-        late, self._requests = self._requests, []
-        self._resolve(reqs, flushed)
-        self._resolve(late, flushed)
-        if self._requests or self._woken:
-            if stalled:  # the flush fails or lags: retry shortly, no busy loop on a broken disk
-                self._loop_now().call_later(0.01, self._start_round)
-            else:
-                self._start_round()
-        if not self._flushing:
-            self._wake_idle()
-
-    def _resolve(self, reqs: list, flushed: int) -> None:
+        keep = []
         for req in reqs:
             fut = req[1]
-            if not fut.done():
-                if flushed >= req[0]:
-                    fut.set_result(True)
-                else:
-                    self._requests.append(req)  # retried next round until its deadline
+            if fut.done():
+                continue
+            if flushed >= req[0]:
+                fut.set_result(True)
+            else:
+                keep.append(req)
+        self._requests = keep
 
-    def _wake_idle(self) -> None:
-        waiters, self._idle_waiters = self._idle_waiters, []
-        for w in waiters:
-            if not w.done():
-                w.set_result(None)
+    def _flush_inline(self, end: int) -> None:
+        """Late writers after the worker closed: flush here (blocking, but the store is shutting down)."""
+        try:
+            flush_until(self.commit_log, end)
+        except Exception:
+            log.exception("group commit flush failed")
+        self._closed_rounds += 1
+        q = self.commit_log.mapped_file_queue
+        if self.checkpoint is not None and q.store_timestamp:
+            self.checkpoint.physic_msg_timestamp = q.store_timestamp
+        self._loop_now().call_soon(self._resolve, q.flushed_where)
 
     # -- timeouts ------------------------------------------------------------------------
 
@@ -249,36 +283,33 @@ class GroupCommitService:
         self._timer = None
         now = self._loop_now().time()
         earliest = None
-        for reqs in (self._requests, self._in_round):
-            keep = []
-            for req in reqs:
-                fut = req[1]
-                if fut.done():
-                    continue
-                if req[2] <= now:
-                    fut.set_result(False)
-                else:
-                    keep.append(req)
-                    if earliest is None or req[2] < earliest:
-                        earliest = req[2]
-            reqs[:] = keep
+        keep = []
+        for req in self._requests:
+            fut = req[1]
+            if fut.done():
+                continue
+            if req[2] <= now:
+                fut.set_result(False)
+            else:
+                keep.append(req)
+                if earliest is None or req[2] < earliest:
+                    earliest = req[2]
+        self._requests = keep
         if earliest is not None:
             self._arm(earliest)
 
     # -- life cycle ------------------------------------------------------------------------
 
     async def _round(self) -> None:
-        """Wait for the running round, then flush everything and answer every waiter it covers."""
-        loop = self._loop_now()
-        while self._flushing:
-            w = loop.create_future()
-            self._idle_waiters.append(w)
-            await w
-        self._start_round()
-        while self._flushing:
-            w = loop.create_future()
-            self._idle_waiters.append(w)
-            await w
+        """Make everything written so far durable and answer every waiter it covers."""
+        target = self.commit_log.get_max_offset()
+        if self.commit_log.mapped_file_queue.flushed_where >= target:
+            self._resolve(self.commit_log.mapped_file_queue.flushed_where)
+            return
+        fut = self._loop_now().create_future()
+        self._requests.append((target, fut, float("inf")))
+        self._ask()
+        await fut
 
     async def run(self) -> None:
         """Bind to the running loop and stay until :meth:`stop` (rounds are driven by the writers)."""
@@ -289,8 +320,22 @@ class GroupCommitService:
                 await self._stop_fut
             await self._round()
         finally:
-            if self._executor is not None:
-                self._executor.shutdown(wait=False)
+            self._close()
+
+    def _close(self) -> None:
+        self._closed = True
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            with contextlib.suppress(Exception):
+                self._loop_now().remove_reader(worker.fileno())
+            done = worker.done
+            self._closed_rounds = worker.rounds
+            worker.close()
+            self._mark_flushed(done)
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        self._file = None
 
     def stop(self) -> None:
         self._stopped = True

@@ -8,10 +8,13 @@ from tests.support import Proc
 
 
 def pytest_report_header(config):
-    """Say which twin of common.speedups this run exercises (compiled C or pure Python)."""
-    from common import speedups
+    """Say which twins of common.speedups and common.fsync_worker this run exercises (compiled C or pure Python)."""
+    from common import fsync_worker, speedups
 
-    return f"common.speedups: {'compiled C twin' if speedups.IS_COMPILED else 'pure-Python twin'}"
+    def which(mod) -> str:
+        return "compiled C twin" if mod.IS_COMPILED else "pure-Python twin"
+
+    return f"common.speedups: {which(speedups)}; common.fsync_worker: {which(fsync_worker)}"
 
 
 @pytest.fixture

@@ -3,13 +3,12 @@
 The send path relies on it: one fsync shared by every writer queued before it,
 writers answered once the data covering them is on disk, and a hanging disk
 answered with FLUSH_DISK_TIMEOUT after syncFlushTimeout, without losing the data.
-A hang is simulated by holding the flush thread before its fsync.
+A hang is simulated by holding the group-commit worker before its next fsync.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
 
 from store.config import FlushDiskType
 from store.message_store import PutMessageStatus
@@ -34,21 +33,14 @@ async def test_list_put_waits_once_and_is_on_disk(tmp_path):
 async def test_hanging_fsync_times_out_writers_then_recovers(tmp_path):
     store = open_store(small_config(tmp_path, flushDiskType=FlushDiskType.SYNC_FLUSH, syncFlushTimeout=100))
     store.start()
-    gate = threading.Event()
     gc = store.group_commit
-    real_flush = gc._flush
-
-    def slow_flush(target: int) -> int:
-        gate.wait(10)  # the disk hangs until the test lets it go
-        return real_flush(target)
-
-    gc._flush = slow_flush
+    gc.hold(True)  # the disk hangs until the test lets it go
     try:
         r1, r2 = await asyncio.gather(store.put_message_async(make_msg("H", 0, b"one")),
                                       store.put_message_async(make_msg("H", 0, b"two")))
         assert r1.status is r2.status is PutMessageStatus.FLUSH_DISK_TIMEOUT
         assert store.commit_log.flushed_where < r2.append_result.wrote_offset + r2.append_result.wrote_bytes
-        gate.set()
+        gc.hold(False)
         r3 = await store.put_message_async(make_msg("H", 0, b"three"))
         assert r3.status is PutMessageStatus.PUT_OK
         assert store.commit_log.flushed_where >= r3.append_result.wrote_offset + r3.append_result.wrote_bytes
@@ -57,7 +49,7 @@ async def test_hanging_fsync_times_out_writers_then_recovers(tmp_path):
         got = store.get_message("g", "H", 0, 0, 32)
         assert got.message_count == 3
     finally:
-        gate.set()
+        gc.hold(False)
         await store.shutdown()
 
 
