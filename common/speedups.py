@@ -35,6 +35,8 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 * ``encode_records(buf, pos, src, items, batch_props, topic, ...)``: write v1 records (batch or single put).
 * ``walk_records(buf, pos, base_offset, check_crc)``: recovery's check of one CommitLog file.
 * ``cq_scan(buf, pos, end)``: ConsumeQueue recovery over one file's units.
+* ``crc32(data, value=0)``: ``zlib.crc32`` (the compiled twin folds with PCLMULQDQ where the
+  CPU has it: :data:`CRC_IMPL`).
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ __all__ = [
     "encode_records",
     "walk_records",
     "cq_scan",
+    "crc32",
+    "CRC_IMPL",
     "RecordTuple",
     "INDEX_HEADER_SIZE",
     "HASH_SLOT_SIZE",
@@ -240,6 +244,10 @@ class Speedups(Protocol):
 
     def cq_scan(self, buf, pos: int, end: int) -> tuple[int, int]:
         """ConsumeQueue recovery over one file's units (see :func:`_py_cq_scan`)."""
+        ...
+
+    def crc32(self, data, value: int = 0) -> int:
+        """``zlib.crc32(data, value)`` (java.util.zip.CRC32): the body CRC of a record."""
         ...
 
     def encode_records(self, buf, pos: int, src, items: list[tuple[int, int, int, int, int]],
@@ -851,6 +859,11 @@ def _py_b64decode(s) -> bytes | None:
         return None
 
 
+def _py_crc32(data, value: int = 0) -> int:
+    """Pure twin of ``crc32``: zlib's own."""
+    return zlib.crc32(data, value)
+
+
 # -- the loader ----------------------------------------------------------------------------------
 
 pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
@@ -872,12 +885,13 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     encode_records=_py_encode_records,
     walk_records=_py_walk_records,
     cq_scan=_py_cq_scan,
+    crc32=_py_crc32,
 )
 
 _NAMES = ("b64encode", "b64decode", "java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
           "msg_ids", "cq_put_units", "write_record", "dispatch_requests",
           "new_dispatch_request", "split_batch", "parse_record",
-          "encode_records", "walk_records", "cq_scan")
+          "encode_records", "walk_records", "cq_scan", "crc32")
 
 compiled: Speedups | None
 try:
@@ -911,3 +925,7 @@ parse_record = _impl.parse_record
 encode_records = _impl.encode_records
 walk_records = _impl.walk_records
 cq_scan = _impl.cq_scan
+crc32 = _impl.crc32
+# how the compiled twin computes record CRCs: "pclmul" (carry-less multiply folding, chosen at
+# import when the CPU has it and ROCKETMQ_PY_NO_PCLMUL is not 1), "zlib" or "table"
+CRC_IMPL: str = getattr(_impl, "CRC_IMPL", "zlib")
