@@ -1496,6 +1496,15 @@ static const Py_ssize_t *dr_offsets(speedups_state *st, PyTypeObject *cls)
     return st->dr_offs;
 }
 
+/* A prepared DispatchRequest holds only ints, strings, None and a dict of strings: it can never be
+ * part of a reference cycle, so the cyclic collector need not track it. One is made per stored
+ * message; untracked, they no longer trigger and lengthen young-generation collections. */
+static void untrack_request(PyObject *obj)
+{
+    if (PyObject_IS_GC(obj) && Py_TYPE(obj)->tp_dictoffset == 0) /* no __dict__: the slots are all there is */
+        PyObject_GC_UnTrack(obj);
+}
+
 /*
  * new_dispatch_request(cls, topic, queue_id, commit_log_offset, msg_size, tags_code, store_timestamp,
  *                      consume_queue_offset, keys, uniq_key, sys_flag, prepared_transaction_offset,
@@ -1535,6 +1544,7 @@ static PyObject *new_dispatch_request(PyObject *module, PyObject *const *args, P
     *(PyObject **)((char *)obj + offs[12]) = Py_NewRef(Py_True);
     *(PyObject **)((char *)obj + offs[13]) = Py_NewRef(Py_None);
     *(PyObject **)((char *)obj + offs[14]) = Py_NewRef(text);
+    untrack_request(obj);
     return obj;
 }
 
@@ -1632,6 +1642,7 @@ static PyObject *dispatch_requests(PyObject *module, PyObject *args)
         }
         for (k = 0; k < 15; k++)
             *(PyObject **)((char *)obj + offs[k]) = vals[k]; /* fresh object: the slots are NULL */
+        untrack_request(obj);
         PyList_SET_ITEM(out, i, obj);
     }
     res = Py_NewRef(out);
