@@ -12,6 +12,7 @@
 #include <Python.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -25,6 +26,8 @@ typedef struct {
     int fd;        /* our dup of the caller's descriptor */
     int asked_fd;  /* the caller's descriptor number (to recognise the same file) */
     long long end; /* global offset everything in this file up to which must be durable */
+    long long base;   /* global offset of the file's first byte, -1 when not given */
+    long long cached; /* file offset up to which pages were asked into the page cache */
 } segment;
 
 typedef struct {
@@ -42,7 +45,12 @@ typedef struct {
     long long done;  /* highest end made durable */
     long long rounds;
     int err;         /* errno of the last failed fdatasync, 0 after a success */
+    long long ahead; /* bytes past the durable end to bring into the page cache (0: none) */
 } Worker;
+
+/* At most this much is asked into the page cache after one round (the kernel caps a WILLNEED
+ * request at its readahead window anyway); rounds are frequent, so it keeps ahead of the writer. */
+#define POPULATE_STEP (256 * 1024)
 
 static void notify(Worker *w)
 {
@@ -66,16 +74,28 @@ static void *worker_main(void *arg)
             break;
         int fd = w->segs[0].fd;
         long long end = w->segs[0].end;
+        long long pop_from = 0, pop_len = 0;
         pthread_mutex_unlock(&w->mu);
         int r = fdatasync(fd);
         int e = r < 0 ? errno : 0;
         pthread_mutex_lock(&w->mu);
         w->rounds++;
         if (e == 0) {
+            segment *sg = &w->segs[0];
             w->err = 0;
             if (end > w->done)
                 w->done = end;
+            if (w->ahead > 0 && sg->base >= 0) {
+                long long from = end - sg->base > sg->cached ? end - sg->base : sg->cached;
+                long long to = end - sg->base + w->ahead;
+                if (from < to) {
+                    pop_from = from;
+                    pop_len = to - from < POPULATE_STEP ? to - from : POPULATE_STEP;
+                    sg->cached = from + pop_len;
+                }
+            }
             if (w->nsegs > 1 && w->segs[0].end == end) {
+                pop_len = 0; /* the writer has moved on to the next file */
                 /* this file is complete and durable: go on with the next one */
                 close(w->segs[0].fd);
                 memmove(&w->segs[0], &w->segs[1], (size_t)(w->nsegs - 1) * sizeof(segment));
@@ -85,6 +105,15 @@ static void *worker_main(void *arg)
             w->err = e;
         }
         notify(w);
+        if (pop_len > 0) {
+            /* Bring the pages the writer is about to fill into the page cache, here rather than in
+             * its page faults: a hole reads as zeros, so this allocates and zeroes them (on a VM,
+             * also the host's first touch) without writing anything. No race with the writer:
+             * the file's content does not change and pages already cached are left alone. */
+            pthread_mutex_unlock(&w->mu);
+            posix_fadvise(fd, (off_t)pop_from, (off_t)pop_len, POSIX_FADV_WILLNEED);
+            pthread_mutex_lock(&w->mu);
+        }
         if (e != 0) {
             /* a broken disk: retry shortly, no busy loop */
             struct timespec ts;
@@ -104,10 +133,12 @@ static void *worker_main(void *arg)
 
 static int Worker_init(Worker *w, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {NULL};
+    static char *kwlist[] = {"ahead", NULL};
+    long long ahead = 0;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "", kwlist))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|L", kwlist, &ahead))
         return -1;
+    w->ahead = ahead > 0 ? ahead : 0;
     if (w->started || w->efd > 0) {
         PyErr_SetString(PyExc_RuntimeError, "FsyncWorker already initialised");
         return -1;
@@ -167,9 +198,16 @@ static void Worker_dealloc(Worker *w)
 
 static PyObject *Worker_ask(Worker *w, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "ask(fd, end) takes 2 arguments");
+    long long base = -1;
+
+    if (nargs != 2 && nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "ask(fd, end, base=-1) takes 2 or 3 arguments");
         return NULL;
+    }
+    if (nargs == 3) {
+        base = PyLong_AsLongLong(args[2]);
+        if (base == -1 && PyErr_Occurred())
+            return NULL;
     }
     long fdl = PyLong_AsLong(args[0]);
     if (fdl == -1 && PyErr_Occurred())
@@ -204,6 +242,8 @@ static PyObject *Worker_ask(Worker *w, PyObject *const *args, Py_ssize_t nargs)
         w->segs[w->nsegs].fd = d;
         w->segs[w->nsegs].asked_fd = fd;
         w->segs[w->nsegs].end = end;
+        w->segs[w->nsegs].base = base;
+        w->segs[w->nsegs].cached = 0;
         w->nsegs++;
     }
     if (end > w->want)
@@ -257,7 +297,8 @@ static PyObject *Worker_get_error(Worker *w, void *c)
 
 static PyMethodDef Worker_methods[] = {
     {"ask", (PyCFunction)(void (*)(void))Worker_ask, METH_FASTCALL,
-     "ask(fd, end): make file fd durable up to global offset end (a new fd queues after the current file)."},
+     "ask(fd, end, base=-1): make file fd durable up to global offset end (a new fd queues after the current "
+     "file); base, the global offset of the file's first byte, lets the worker cache pages ahead."},
     {"hold", (PyCFunction)Worker_hold, METH_O, "hold(on): tests only: the next round waits while on."},
     {"fileno", (PyCFunction)Worker_fileno, METH_NOARGS, "The eventfd that turns readable after each round."},
     {"close", (PyCFunction)Worker_close, METH_NOARGS, "Stop the thread and close the descriptors."},

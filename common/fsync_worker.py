@@ -13,9 +13,14 @@ one does not, so its rounds follow each other at the disk's pace.
 
 Interface (loop thread unless said otherwise):
 
-* ``FsyncWorker()`` starts the thread.
-* ``ask(fd, end)``: make the file open as ``fd`` durable up to the global offset
-  ``end``. The worker keeps its own duplicate of ``fd``. Asking with a new ``fd``
+* ``FsyncWorker(ahead=0)`` starts the thread.
+* ``ask(fd, end, base=-1)``: make the file open as ``fd`` durable up to the global offset
+  ``end``. With ``base`` (the global offset of the file's first byte) and ``ahead`` > 0,
+  after each round the worker also asks the kernel (``POSIX_FADV_WILLNEED``, at most
+  256 KiB a round) to bring the next ``ahead`` bytes past ``end`` into the page cache:
+  a hole reads as zeros, so the pages the writer is about to fill are allocated and
+  zeroed on the worker's thread instead of in the writer's page faults, and nothing
+  is written. The worker keeps its own duplicate of ``fd``. Asking with a new ``fd``
   queues that file after the current one: the current file is synced up to its last
   asked ``end`` and dropped, then the new one is synced. The caller may close its
   ``fd`` once it asked with the next file's.
@@ -32,15 +37,19 @@ from __future__ import annotations
 import os
 import threading
 
-__all__ = ["FsyncWorker", "PureFsyncWorker", "IS_COMPILED"]
+__all__ = ["FsyncWorker", "PureFsyncWorker", "IS_COMPILED", "POPULATE_STEP"]
+
+POPULATE_STEP = 256 * 1024  # at most this much is asked into the page cache after one round
 
 
 class PureFsyncWorker:
     """The pure-Python twin (the reference); see the module docstring for the interface."""
 
-    def __init__(self) -> None:
+    def __init__(self, ahead: int = 0) -> None:
         self._cond = threading.Condition(threading.Lock())
-        self._segments: list[list[int]] = []  # [our fd, asked fd, end], current file first
+        self._ahead = max(0, ahead)
+        # [our fd, asked fd, end, base, cached], current file first
+        self._segments: list[list[int]] = []
         self._want = 0
         self._done = 0
         self._rounds = 0
@@ -51,7 +60,7 @@ class PureFsyncWorker:
         self._thread = threading.Thread(target=self._run, name="group-commit", daemon=True)
         self._thread.start()
 
-    def ask(self, fd: int, end: int) -> None:
+    def ask(self, fd: int, end: int, base: int = -1) -> None:
         if self._thread is None:
             raise RuntimeError("FsyncWorker is closed")
         with self._cond:
@@ -60,7 +69,7 @@ class PureFsyncWorker:
                 if end > segs[-1][2]:
                     segs[-1][2] = end
             else:
-                segs.append([os.dup(fd), fd, end])
+                segs.append([os.dup(fd), fd, end, base, 0])
             if end > self._want:
                 self._want = end
             self._cond.notify()
@@ -110,7 +119,9 @@ class PureFsyncWorker:
                     cond.wait()
                 if self._stopping:
                     return
-                fd, _, end = self._segments[0]
+                seg = self._segments[0]
+                fd, end = seg[0], seg[2]
+                pop_from = pop_len = 0
                 cond.release()
                 try:
                     os.fdatasync(fd)
@@ -123,9 +134,26 @@ class PureFsyncWorker:
                 self._err = err
                 if not err:
                     self._done = max(self._done, end)
+                    if self._ahead and seg[3] >= 0:
+                        start = max(end - seg[3], seg[4])
+                        stop = end - seg[3] + self._ahead
+                        if start < stop:
+                            pop_from, pop_len = start, min(stop - start, POPULATE_STEP)
+                            seg[4] = start + pop_len
                     if len(self._segments) > 1 and self._segments[0][2] == end:
                         os.close(self._segments.pop(0)[0])  # this file is complete and durable
+                        pop_len = 0  # the writer has moved on to the next file
                 os.eventfd_write(self._efd, 1)
+                if pop_len:
+                    # pages the writer is about to fill, cached here instead of in its page faults
+                    # (a hole reads as zeros: nothing is written, the file does not change)
+                    cond.release()
+                    try:
+                        os.posix_fadvise(fd, pop_from, pop_len, os.POSIX_FADV_WILLNEED)
+                    except OSError:
+                        pass
+                    finally:
+                        cond.acquire()
                 if err and not self._stopping:
                     cond.wait(0.01)  # a broken disk: retry shortly, no busy loop
 

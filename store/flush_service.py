@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 
 from common.fsync_worker import FsyncWorker
+from common.mapped_file import WARM_AHEAD
 from store.store_checkpoint import StoreCheckpoint
 
 __all__ = ["FlushRealTimeService", "GroupCommitService", "FlushConsumeQueueService", "flush_until"]
@@ -195,14 +196,17 @@ class GroupCommitService:
         worker = self._ensure_worker()
         if mf is not self._file:
             self._switch_file(mf)
-        worker.ask(self._fd, end)
+        worker.ask(self._fd, end, mf.file_from_offset)
         self._asked = end
         self._marks.append((end, mf.store_timestamp))
 
     def _ensure_worker(self) -> FsyncWorker:
         worker = self.worker
         if worker is None:
-            worker = self.worker = FsyncWorker()
+            # The worker also brings the next pages into the page cache (see FsyncWorker.ask): the
+            # loop's first writes to them then skip the allocating fault. Farther ahead than a
+            # device's readahead window (8 MiB on some), so the loop's faults never start one.
+            worker = self.worker = FsyncWorker(ahead=16 * WARM_AHEAD)
             self._loop_now().add_reader(worker.fileno(), self._on_round)
         return worker
 

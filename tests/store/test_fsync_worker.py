@@ -165,3 +165,29 @@ async def test_sync_flush_across_roll_overs(tmp_path, monkeypatch, worker_cls):
         assert store.checkpoint.physic_msg_timestamp >= last.append_result.store_timestamp
     finally:
         await store.shutdown()
+
+
+def test_pages_ahead_are_cached_without_writing_anything(tmp_path, worker_cls):
+    """``ahead`` asks the kernel to cache the pages past the durable end: the file's content and its
+    allocated blocks do not change (a hole stays a hole), and the syncs still reach their ends."""
+    path = tmp_path / "00000000000000001000"
+    size = 8 << 20
+    with open(path, "wb") as f:
+        f.truncate(size)
+    fd = os.open(path, os.O_RDWR)
+    w = worker_cls(ahead=4 << 20)
+    try:
+        os.pwrite(fd, b"r" * 5000, 0)
+        blocks = os.fstat(fd).st_blocks
+        w.ask(fd, 1000 + 5000, 1000)  # the file holds the global offsets 1000..
+        wait_for(w, lambda: w.done == 6000)
+        os.pwrite(fd, b"s" * 3000, 5000)
+        w.ask(fd, 1000 + 8000, 1000)
+        wait_for(w, lambda: w.done == 9000)
+        assert os.pread(fd, 8000, 0) == b"r" * 5000 + b"s" * 3000
+        assert os.pread(fd, 1 << 20, 8000) == bytes(1 << 20)
+        # only the written bytes took blocks: nothing ahead was written
+        assert os.fstat(fd).st_blocks <= blocks + 8
+    finally:
+        w.close()
+        os.close(fd)
