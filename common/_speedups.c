@@ -308,10 +308,26 @@ static Py_ssize_t count_keys(PyObject *s)
     return pieces;
 }
 
-/* A str attribute that may be None or missing-as-empty: new ref to a ready str, or Py_None; NULL on error. */
-static PyObject *str_attr(PyObject *o, PyObject *name)
+/* Indices into DR_SLOTS (DispatchRequest's slots in positional order, defined below). */
+enum { DR_TOPIC = 0, DR_OFFSET = 2, DR_SIZE = 3, DR_TAGS_CODE = 4, DR_TS = 5, DR_CQ_OFFSET = 6, DR_KEYS = 7,
+       DR_UNIQ = 8, DR_SYS_FLAG = 9 };
+
+/* Attribute `name` (slot `idx`) of a DispatchRequest: read straight from the slot when o is of the class
+ * whose slot offsets are known (see dr_offsets), else by the attribute protocol. New reference. */
+static PyObject *req_attr(const speedups_state *st, PyObject *o, PyObject *name, int idx)
 {
-    PyObject *v = PyObject_GetAttr(o, name);
+    if (st->dr_cls != NULL && (PyObject *)Py_TYPE(o) == st->dr_cls) {
+        PyObject *v = *(PyObject **)((char *)o + st->dr_offs[idx]);
+        if (v != NULL)
+            return Py_NewRef(v);
+    }
+    return PyObject_GetAttr(o, name);
+}
+
+/* A str attribute that may be None or missing-as-empty: new ref to a ready str, or Py_None; NULL on error. */
+static PyObject *str_attr(const speedups_state *st, PyObject *o, PyObject *name, int idx)
+{
+    PyObject *v = req_attr(st, o, name, idx);
 
     if (v == NULL || v == Py_None)
         return v;
@@ -322,9 +338,9 @@ static PyObject *str_attr(PyObject *o, PyObject *name)
     return v;
 }
 
-static int int64_attr(PyObject *o, PyObject *name, int64_t *out)
+static int int64_attr(const speedups_state *st, PyObject *o, PyObject *name, int idx, int64_t *out)
 {
-    PyObject *v = PyObject_GetAttr(o, name);
+    PyObject *v = req_attr(st, o, name, idx);
     long long x;
 
     if (v == NULL)
@@ -388,18 +404,18 @@ static PyObject *index_build_many(PyObject *module, PyObject *args)
 
         if (count >= max_index)
             break; /* full: the caller rolls before anything else, as build_index does */
-        if (int64_attr(req, st->n_offset, &offset) < 0)
+        if (int64_attr(st, req, st->n_offset, DR_OFFSET, &offset) < 0)
             goto done;
         if (offset < end_phy)
             continue; /* already indexed (re-dispatch after recovery) */
-        if (int64_attr(req, st->n_sys_flag, &sys_flag) < 0)
+        if (int64_attr(st, req, st->n_sys_flag, DR_SYS_FLAG, &sys_flag) < 0)
             goto done;
         if ((sys_flag & 0xC) == 0xC)
             continue; /* ROLLBACK */
-        uniq = str_attr(req, st->n_uniq);
+        uniq = str_attr(st, req, st->n_uniq, DR_UNIQ);
         if (uniq == NULL)
             goto done;
-        keys = str_attr(req, st->n_keys);
+        keys = str_attr(st, req, st->n_keys, DR_KEYS);
         if (keys == NULL) {
             Py_DECREF(uniq);
             goto done;
@@ -414,8 +430,8 @@ static PyObject *index_build_many(PyObject *module, PyObject *args)
                 continue;
             break; /* does not fit whole: the caller splits it over the roll */
         }
-        topic = str_attr(req, st->n_topic);
-        if (topic == NULL || topic == Py_None || int64_attr(req, st->n_ts, &ts) < 0) {
+        topic = str_attr(st, req, st->n_topic, DR_TOPIC);
+        if (topic == NULL || topic == Py_None || int64_attr(st, req, st->n_ts, DR_TS, &ts) < 0) {
             if (topic == Py_None)
                 PyErr_SetString(PyExc_TypeError, "topic must be a str");
             Py_XDECREF(topic);
@@ -506,15 +522,15 @@ static PyObject *cq_put_units(PyObject *module, PyObject *args)
         PyObject *req = PySequence_Fast_GET_ITEM(seq, i);
         int64_t offset, size, cqo, tags;
 
-        if (int64_attr(req, st->n_offset, &offset) < 0 || int64_attr(req, st->n_size, &size) < 0)
+        if (int64_attr(st, req, st->n_offset, DR_OFFSET, &offset) < 0 || int64_attr(st, req, st->n_size, DR_SIZE, &size) < 0)
             goto done;
         if (offset + size <= max_phy)
             continue; /* re-dispatch of a record already in the queue */
-        if (int64_attr(req, st->n_cq_offset, &cqo) < 0)
+        if (int64_attr(st, req, st->n_cq_offset, DR_CQ_OFFSET, &cqo) < 0)
             goto done;
         if (pos + CQ_UNIT_SIZE > file_size || file_from + pos != cqo * CQ_UNIT_SIZE || (pos == 0 && !allow_zero))
             break; /* not the next unit at the end of this file: the caller's general path */
-        if (int64_attr(req, st->n_tags_code, &tags) < 0)
+        if (int64_attr(st, req, st->n_tags_code, DR_TAGS_CODE, &tags) < 0)
             goto done;
         if (size < INT32_MIN || size > INT32_MAX) {
             PyErr_SetString(PyExc_OverflowError, "msg_size is not a 32-bit value");
