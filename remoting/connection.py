@@ -19,7 +19,7 @@ import logging
 import math
 import socket
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from remoting.codec import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, encode
 from remoting.codes import RPC_ONEWAY, RPC_TYPE_RESPONSE, ResponseCode
@@ -31,12 +31,26 @@ from remoting.errors import (
     RemotingTimeoutError,
 )
 
-__all__ = ["Connection", "Endpoint", "Handler", "ResponseCallback"]
+__all__ = ["Connection", "Endpoint", "Handler", "ResponseCallback", "RPCHook"]
 
 log = logging.getLogger("remoting")
 
 Handler = Callable[[RemotingCommand, "Connection"], RemotingCommand | None | Awaitable[RemotingCommand | None]]
 ResponseCallback = Callable[[RemotingCommand | None, BaseException | None], None]
+
+
+class RPCHook(Protocol):
+    """Runs around every request an endpoint serves (RocketMQ's RPCHook, server side).
+
+    ``do_before_request`` runs before the processor is looked up; returning a command answers the
+    request with it and the processor never runs (an ACL refusal, a fast-fail). ``do_after_response``
+    sees every response as it is encoded; ``request`` is None for late responses written with
+    :meth:`Connection.send_response` (match them by ``response.opaque``). Hooks must not raise.
+    """
+
+    def do_before_request(self, conn: Connection, request: RemotingCommand) -> RemotingCommand | None: ...
+
+    def do_after_response(self, conn: Connection, request: RemotingCommand | None, response: RemotingCommand) -> None: ...
 
 _SUCCESS_RESPONSE_FLAG = RPC_TYPE_RESPONSE
 _NOT_SUPPORTED = int(ResponseCode.REQUEST_CODE_NOT_SUPPORTED)
@@ -72,6 +86,16 @@ class Endpoint:
         self._on_open: list[Callable[[Connection], Any]] = []
         self._on_close: list[Callable[[Connection], Any]] = []
         self._tasks: set[asyncio.Task] = set()
+        # Empty tuples keep the hot path to one truth test when no hook is installed.
+        self.before_hooks: tuple[RPCHook, ...] = ()
+        self.after_hooks: tuple[RPCHook, ...] = ()
+
+    def add_rpc_hook(self, hook: RPCHook, *, before: bool = True, after: bool = True) -> None:
+        """Install ``hook`` around every request served (see :class:`RPCHook`); hooks run in install order."""
+        if before:
+            self.before_hooks = (*self.before_hooks, hook)
+        if after:
+            self.after_hooks = (*self.after_hooks, hook)
 
     def register_processor(self, code: int, handler: Handler) -> None:
         """Serve requests with this code by ``handler(request, connection)``."""
@@ -271,6 +295,15 @@ class Connection(asyncio.Protocol):
 
     def _dispatch(self, req: RemotingCommand, out: list) -> None:
         ep = self._endpoint
+        if ep.before_hooks:
+            for hook in ep.before_hooks:
+                refused = hook.do_before_request(self, req)
+                if refused is not None:
+                    if self._deferred is not None:
+                        self._run_deferred()
+                    if not req.flag & RPC_ONEWAY:
+                        out.extend(self._encode_response(req, refused))
+                    return
         handler = ep.processors.get(req.code) or ep.default_processor
         if self._deferred is not None and handler is not self._defer_owner:
             self._run_deferred()  # work deferred by another handler first: requests keep their order
@@ -300,6 +333,9 @@ class Connection(asyncio.Protocol):
         resp.opaque = req.opaque
         resp.flag |= RPC_TYPE_RESPONSE
         resp.serialize_type = req.serialize_type
+        if self._endpoint.after_hooks:
+            for hook in self._endpoint.after_hooks:
+                hook.do_after_response(self, req, resp)
         try:
             return encode(resp)
         except LocalProtocolError as e:
@@ -349,6 +385,9 @@ class Connection(asyncio.Protocol):
         if self.closed:
             return
         cmd.flag |= RPC_TYPE_RESPONSE
+        if self._endpoint.after_hooks:
+            for hook in self._endpoint.after_hooks:
+                hook.do_after_response(self, None, cmd)
         self._write(encode(cmd))
 
     # -- sending requests -------------------------------------------------------------

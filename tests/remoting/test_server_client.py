@@ -249,3 +249,41 @@ async def test_handler_returning_garbage_gets_system_error(server, client, addr)
     for code in (1, 2):
         resp = await client.invoke(addr, RemotingCommand.request(code), 3)
         assert resp.code == ResponseCode.SYSTEM_ERROR and resp.remark == "handler returned no command"
+
+
+async def test_rpc_hooks_refuse_before_processor_and_see_every_response(server, client, addr):
+    ran: list[str] = []
+    seen: list[tuple[int | None, int, int]] = []
+
+    class Hook:
+        def do_before_request(self, conn, req):
+            if req.ext_fields.get("topic") == "denied":
+                return req.response_to(ResponseCode.NO_PERMISSION, remark="refused by hook")
+            return None
+
+        def do_after_response(self, conn, req, resp):
+            seen.append((None if req is None else req.code, resp.code, resp.opaque))
+
+    def handler(req, conn):
+        ran.append(req.ext_fields["topic"])
+        if req.ext_fields["topic"] == "late":
+            conn.send_response(req.response_to(ResponseCode.SUCCESS, remark="late"))
+            return None
+        return req.response_to(ResponseCode.SUCCESS)
+
+    server.register_processor(7, handler)
+    server.add_rpc_hook(Hook())
+    refused = RemotingCommand.request(7, {"topic": "denied"})
+    resp = await client.invoke(addr, refused, timeout=3)
+    assert resp.code == ResponseCode.NO_PERMISSION and resp.remark == "refused by hook"
+    assert ran == []  # the processor never ran
+    ok = RemotingCommand.request(7, {"topic": "allowed"})
+    assert (await client.invoke(addr, ok, timeout=3)).code == ResponseCode.SUCCESS
+    late = RemotingCommand.request(7, {"topic": "late"})
+    assert (await client.invoke(addr, late, timeout=3)).remark == "late"
+    assert ran == ["allowed", "late"]
+    assert seen == [
+        (7, ResponseCode.NO_PERMISSION, refused.opaque),
+        (7, ResponseCode.SUCCESS, ok.opaque),
+        (None, ResponseCode.SUCCESS, late.opaque),
+    ]
