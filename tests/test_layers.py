@@ -1,7 +1,7 @@
 """The package layers: each imports only the ones before it.
 
 common -> remoting -> dledger -> store -> broker / namesrv; the client uses
-only common and remoting; tools may use anything.
+only common and remoting; embedded sits on broker and namesrv; tools may use anything.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ ALLOWED = {
     "broker": {"common", "remoting", "dledger", "store", "broker"},
     "namesrv": {"common", "remoting", "namesrv"},
     "client": {"common", "remoting", "client"},
+    # the embedded cluster runs the server side in-process: on top of broker and namesrv
+    "embedded": {"common", "remoting", "dledger", "store", "broker", "namesrv", "embedded"},
 }
 PROJECT = set(ALLOWED) | {"tools", "tests", "bench"}
 

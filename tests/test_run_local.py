@@ -1,4 +1,4 @@
-"""`make run`'s launcher: a NameServer and a Broker in the foreground, stopped together by Ctrl-C."""
+"""`make run`'s launcher: a NameServer and a Broker in one process (an EmbeddedCluster), stopped by Ctrl-C."""
 
 from __future__ import annotations
 
@@ -28,7 +28,9 @@ def test_run_local_starts_both_and_sigint_stops_both(tmp_path):
         proc.send_signal(signal.SIGINT)
         assert proc.wait(30) == 0
         assert not port_open(ns_port) and not port_open(broker_port)
-        assert (tmp_path / "store" / "abort").exists() is False  # the broker shut down cleanly
+        store = tmp_path / "store" / "broker-a-0"
+        assert (store / "config").is_dir()  # the broker's store, below the configured root
+        assert (store / "abort").exists() is False  # the broker shut down cleanly
         assert "run: stopped" in (tmp_path / "run.log").read_text()
     finally:
         if proc.poll() is None:

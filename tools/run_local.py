@@ -1,97 +1,90 @@
-"""`make run`: a NameServer and a Broker on the embedded default config, in the foreground.
+"""`make run`: a NameServer and a Broker in one process (an EmbeddedCluster), in the foreground.
 
-Starts ``bin/mqnamesrv`` and, once it accepts connections, ``bin/mqbroker -c
-conf/broker.conf``. Ctrl-C (SIGINT) or SIGTERM stops both cleanly (broker
-first, so it can unregister); if either exits on its own, the other is stopped
-and the exit code is passed on.
+The broker takes its settings from ``conf/broker.conf`` (or ``--broker-conf``): its listenPort,
+storePathRootDir (the broker's store is ``<storePathRootDir>/<brokerName>-0``), cluster name and
+every other key; the keys the cluster sets itself (brokerName, brokerId, namesrvAddr, store
+paths below the root) are taken from the cluster. Ctrl-C (SIGINT) or SIGTERM stops it cleanly:
+the broker flushes, writes its checkpoint and unregisters, then the NameServer stops.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
 import os
 import signal
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+from common.config import ConfigError, load_properties_file
+from embedded.cluster import EmbeddedCluster
 
 ROOT = Path(__file__).resolve().parent.parent
 
-
-def _wait_port(port: int, proc: subprocess.Popen, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return True
-        except OSError:
-            time.sleep(0.05)
-    return False
+#: Keys of a broker config file the embedded cluster decides itself (ignored here, said so).
+_IGNORED = ("brokerName", "brokerId", "namesrvAddr", "storePathCommitLog")
 
 
-def _stop(proc: subprocess.Popen | None, name: str, timeout: float = 20.0) -> None:
-    if proc is None or proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
+def cluster_from_file(conf: str, namesrv_port: int, brokers: int = 1) -> EmbeddedCluster:
+    props = load_properties_file(conf)
+    ignored = [k for k in _IGNORED if k in props]
+    for k in ignored:
+        del props[k]
+    if ignored:
+        print(f"run: {', '.join(ignored)} in {conf} set by the local cluster instead", flush=True)
     try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        print(f"run: {name} did not stop in {timeout:.0f}s, killing it", file=sys.stderr)
-        proc.kill()
-        proc.wait()
+        listen_port = int(props.pop("listenPort", "10911"))
+    except ValueError as e:
+        raise ConfigError(f"bad value for config key listenPort: {e}") from None
+    root = os.path.abspath(os.path.expanduser(props.pop("storePathRootDir", "./run/store")))
+    return EmbeddedCluster(
+        brokers,
+        cluster_name=props.pop("brokerClusterName", "DefaultCluster"),
+        store_root=root,
+        namesrv_port=namesrv_port,
+        listen_port=listen_port,
+        **props,
+    )
+
+
+async def serve(cluster: EmbeddedCluster) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await cluster.start()
+    try:
+        print(f"run: NameServer listening on {cluster.namesrv_addr}", flush=True)
+        for b in cluster.brokers:
+            print(f"run: Broker {b.name} listening on {b.addr}, store {b.config_file.parent / b.node}", flush=True)
+        print("run: press Ctrl-C to stop", flush=True)
+        await stop.wait()
+    finally:
+        await cluster.stop()
+        print("run: stopped", flush=True)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Run a NameServer and a Broker in the foreground.")
+    ap = argparse.ArgumentParser(description="Run a NameServer and a Broker in the foreground (one process).")
     ap.add_argument("--namesrv-port", type=int, default=9876)
     ap.add_argument("--broker-conf", default=str(ROOT / "conf" / "broker.conf"))
     ap.add_argument("--namesrv-only", action="store_true", help="start the NameServer alone")
     args = ap.parse_args(argv)
-
-    # Children ignore the terminal's SIGINT (own process group); we stop them in order.
-    def spawn(cmd: list[str]) -> subprocess.Popen:
-        return subprocess.Popen(cmd, cwd=str(ROOT), start_new_session=True)
-
-    stopping = False
-
-    def on_signal(signum, _frame):
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-
-    namesrv = spawn([str(ROOT / "bin" / "mqnamesrv"), "-n", str(args.namesrv_port)])
-    broker = None
-    rc = 0
+    logging.basicConfig(
+        level=os.environ.get("ROCKETMQ_LOG_LEVEL", "INFO"),
+        format="%(asctime)s %(levelname)s %(name)s - %(message)s",
+        stream=sys.stdout,
+    )
     try:
-        if not _wait_port(args.namesrv_port, namesrv, 30):
-            print("run: the NameServer did not start (see its output above)", file=sys.stderr)
-            return namesrv.poll() or 1
-        print(f"run: NameServer listening on 127.0.0.1:{args.namesrv_port}", flush=True)
-        broker_main = ROOT / "broker" / "__main__.py"
-        if not args.namesrv_only and broker_main.exists():
-            broker = spawn(
-                [str(ROOT / "bin" / "mqbroker"), "-c", args.broker_conf, "-n", f"127.0.0.1:{args.namesrv_port}"]
-            )
-            print("run: Broker starting with", os.path.relpath(args.broker_conf, ROOT), flush=True)
-        print("run: press Ctrl-C to stop", flush=True)
-        while not stopping:
-            for name, p in (("NameServer", namesrv), ("Broker", broker)):
-                if p is not None and p.poll() is not None:
-                    print(f"run: {name} exited with code {p.returncode}", file=sys.stderr)
-                    rc = p.returncode or 1
-                    stopping = True
-            time.sleep(0.2)
-    finally:
-        _stop(broker, "Broker")
-        _stop(namesrv, "NameServer")
-        print("run: stopped", flush=True)
-    return rc
+        cluster = cluster_from_file(args.broker_conf, args.namesrv_port, 0 if args.namesrv_only else 1)
+        import uvloop
+
+        return uvloop.run(serve(cluster))
+    except (ConfigError, OSError) as e:
+        print(f"run: error: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
