@@ -20,6 +20,29 @@ from typing import Any
 import pytest
 
 
+_PRODUCT = ("common", "remoting", "dledger", "store", "broker", "namesrv", "client", "tools", "embedded")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """Leave rocketmq-py's own packages out of assert rewriting.
+
+    pytest marks every top-level package of a plugin's distribution for rewriting; ours are
+    product code, not tests: rewriting them only costs import time, and on CPython 3.11 a module
+    rewritten in the cluster's loop thread while the test's thread imports another can fail
+    ("AST constructor recursion depth mismatch"). pytest has no public way to unmark a package,
+    so this reaches into its import hook, and does nothing where its internals differ (the
+    fixtures import everything up front anyway, see _import_everything_here).
+    """
+    hook = early_config.pluginmanager.rewrite_hook
+    marked = getattr(hook, "_must_rewrite", None)
+    if isinstance(marked, set):
+        marked.difference_update(_PRODUCT)
+        cache = getattr(hook, "_marked_for_rewrite_cache", None)
+        if isinstance(cache, dict):
+            cache.clear()
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("rocketmq", "embedded RocketMQ cluster (rocketmq-py)")
     g.addoption("--rocketmq-brokers", type=int, default=1, help="broker names in the cluster (default 1)")

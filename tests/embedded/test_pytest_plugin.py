@@ -62,6 +62,12 @@ def test_session_cluster_is_shared(rocketmq_cluster_session, request):
     assert request.getfixturevalue("rocketmq_cluster_session") is rocketmq_cluster_session
 
 
+def test_product_code_is_not_assert_rewritten(rocketmq_cluster):
+    import dledger.entry_pusher
+
+    assert "@py_builtins" not in vars(dledger.entry_pusher)  # pytest would mark every package of ours
+
+
 @pytest.mark.rocketmq(flushDiskType="SYNC_FLUSH")
 def test_marker_broker_config(rocketmq_cluster):
     assert rocketmq_cluster.brokers[0].broker.configs.store.flushDiskType.name == "SYNC_FLUSH"
@@ -81,7 +87,7 @@ def test_fixtures_from_an_outside_project(pytester, monkeypatch):
     pytester.makepyfile(test_app=APP_TESTS)
     # no -p: the plugin is found through its entry point, as in any project that installed rocketmq-py
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", timeout=240)
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=6)
 
 
 def test_bad_marker_config_is_a_clear_error(pytester, monkeypatch):
