@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-
 _PRODUCT = ("common", "remoting", "dledger", "store", "broker", "namesrv", "client", "tools", "embedded")
 
 
