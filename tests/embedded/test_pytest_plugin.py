@@ -86,7 +86,7 @@ def test_fixtures_from_an_outside_project(pytester, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the project under test, as `pip install` would give it
     pytester.makepyfile(test_app=APP_TESTS)
     # no -p: the plugin is found through its entry point, as in any project that installed rocketmq-py
-    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", timeout=240)
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "-o", "timeout=100", timeout=400)
     result.assert_outcomes(passed=6)
 
 
