@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_SEGMENTS 16
+#define MAX_SEGMENTS 16 /* files waiting for a flush at once; the pure twin has the same cap (MAX_SEGMENTS) */
 
 typedef struct {
     int fd;        /* our dup of the caller's descriptor */
@@ -153,6 +153,11 @@ static int Worker_init(Worker *w, PyObject *args, PyObject *kwds)
     pthread_cond_init(&w->cv, NULL);
     int r = pthread_create(&w->thread, NULL, worker_main, w);
     if (r != 0) {
+        /* no thread: nothing will ever signal the eventfd, so give it back now */
+        close(w->efd);
+        w->efd = -1;
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->mu);
         errno = r;
         PyErr_SetFromErrno(PyExc_OSError);
         return -1;

@@ -2,8 +2,10 @@
  * common._speedups: the compiled twin of common/speedups.py.
  *
  * Same functions, same results, same error types as the pure-Python twin there
- * (which documents each contract). Plain CPython API, no global state; every
- * buffer access is bounds-checked against the length the buffer protocol gave.
+ * (which documents each contract). Plain CPython API; everything the module keeps (CRC tables,
+ * interned attribute names, the CPU's CRC path, a cached class) lives in its module state, which the
+ * garbage collector can traverse and clear. Every buffer access is bounds-checked against the length
+ * the buffer protocol gave.
  * All store integers are big-endian.
  */
 #define PY_SSIZE_T_CLEAN
@@ -39,6 +41,8 @@ typedef struct {
     /* the DispatchRequest class last given to dispatch_requests/new_dispatch_request and its slot offsets */
     PyObject *dr_cls;
     Py_ssize_t dr_offs[15];
+    /* 1 when the CPU has PCLMULQDQ and SSE4.1 and ROCKETMQ_PY_NO_PCLMUL is not "1" (decided at import) */
+    int use_clmul;
 } speedups_state;
 
 /* -- big-endian access (callers check bounds) ------------------------------------ */
@@ -1073,9 +1077,6 @@ static void crc_init(speedups_state *st)
 #define HAVE_CLMUL 1
 #include <immintrin.h>
 
-/* 1 when the CPU has PCLMULQDQ and SSE4.1 and ROCKETMQ_PY_NO_PCLMUL is not "1" (decided at import) */
-static int use_clmul;
-
 /* CRC-32 (reflected 0xEDB88320) of len bytes (len >= 64, a multiple of 16) by carry-less multiply
  * folding, as in Intel's "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ": four
  * 128-bit lanes folded 64 bytes at a time, folded into one, then 16 bytes at a time, reduced to
@@ -1133,7 +1134,7 @@ static uint32_t crc32_tail(const speedups_state *st, uint32_t crc, const uint8_t
 static uint32_t crc32_update(const speedups_state *st, uint32_t crc, const uint8_t *p, Py_ssize_t n)
 {
 #ifdef HAVE_CLMUL
-    if (use_clmul && n >= 64) {
+    if (st->use_clmul && n >= 64) {
         size_t m = (size_t)n & ~(size_t)15;
         crc = ~crc32_clmul(~crc, p, m);
         p += m;
@@ -1680,9 +1681,9 @@ static int speedups_exec(PyObject *module)
 #ifdef HAVE_CLMUL
         const char *off = getenv("ROCKETMQ_PY_NO_PCLMUL");
         __builtin_cpu_init();
-        use_clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1") &&
-                    !(off != NULL && strcmp(off, "1") == 0);
-        if (use_clmul)
+        st->use_clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1") &&
+                        !(off != NULL && strcmp(off, "1") == 0);
+        if (st->use_clmul)
             impl = "pclmul";
         else
 #endif
@@ -1709,12 +1710,31 @@ static int speedups_exec(PyObject *module)
     return 0;
 }
 
-static void speedups_free(void *module)
+static int speedups_traverse(PyObject *module, visitproc visit, void *arg)
 {
-    speedups_state *st = (speedups_state *)PyModule_GetState((PyObject *)module);
+    speedups_state *st = (speedups_state *)PyModule_GetState(module);
 
     if (st == NULL)
-        return;
+        return 0;
+    Py_VISIT(st->n_topic);
+    Py_VISIT(st->n_offset);
+    Py_VISIT(st->n_sys_flag);
+    Py_VISIT(st->n_keys);
+    Py_VISIT(st->n_uniq);
+    Py_VISIT(st->n_ts);
+    Py_VISIT(st->n_size);
+    Py_VISIT(st->n_tags_code);
+    Py_VISIT(st->n_cq_offset);
+    Py_VISIT(st->dr_cls);
+    return 0;
+}
+
+static int speedups_clear(PyObject *module)
+{
+    speedups_state *st = (speedups_state *)PyModule_GetState(module);
+
+    if (st == NULL)
+        return 0;
     Py_CLEAR(st->n_topic);
     Py_CLEAR(st->n_offset);
     Py_CLEAR(st->n_sys_flag);
@@ -1725,6 +1745,12 @@ static void speedups_free(void *module)
     Py_CLEAR(st->n_tags_code);
     Py_CLEAR(st->n_cq_offset);
     Py_CLEAR(st->dr_cls);
+    return 0;
+}
+
+static void speedups_free(void *module)
+{
+    (void)speedups_clear((PyObject *)module);
 }
 
 /* -- recovery scans -------------------------------------------------------------------------- */
@@ -2079,8 +2105,8 @@ static struct PyModuleDef module_def = {
     sizeof(speedups_state),
     methods,
     slots,
-    NULL,
-    NULL,
+    speedups_traverse,
+    speedups_clear,
     speedups_free,
 };
 

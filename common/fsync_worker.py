@@ -37,7 +37,12 @@ from __future__ import annotations
 import os
 import threading
 
-__all__ = ["FsyncWorker", "PureFsyncWorker", "IS_COMPILED", "POPULATE_STEP"]
+__all__ = ["FsyncWorker", "PureFsyncWorker", "IS_COMPILED", "POPULATE_STEP", "MAX_SEGMENTS"]
+
+#: Files waiting for a flush at once (the current one and those queued behind it); both twins
+#: refuse a further file with RuntimeError. A store rolls to a new file only after the previous
+#: one filled, so more than two waiting means the disk is far behind.
+MAX_SEGMENTS = 16
 
 POPULATE_STEP = 256 * 1024  # at most this much is asked into the page cache after one round
 
@@ -69,6 +74,8 @@ class PureFsyncWorker:
                 if end > segs[-1][2]:
                     segs[-1][2] = end
             else:
+                if len(segs) == MAX_SEGMENTS:
+                    raise RuntimeError("FsyncWorker: too many files waiting for a flush")
                 segs.append([os.dup(fd), fd, end, base, 0])
             if end > self._want:
                 self._want = end

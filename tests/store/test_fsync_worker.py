@@ -191,3 +191,19 @@ def test_pages_ahead_are_cached_without_writing_anything(tmp_path, worker_cls):
     finally:
         w.close()
         os.close(fd)
+
+
+def test_both_twins_cap_the_files_waiting_at_the_same_number(tmp_path, worker_cls):
+    w = worker_cls()
+    fds = [data_file(tmp_path, f"f{i}", b"x") for i in range(fsync_worker.MAX_SEGMENTS + 1)]
+    try:
+        w.hold(True)  # nothing is synced, so every file keeps waiting
+        for fd in fds[:-1]:
+            w.ask(fd, 1)
+        with pytest.raises(RuntimeError, match="too many files"):
+            w.ask(fds[-1], 1)
+        w.ask(fds[-2], 1)  # the last file queued still takes asks
+    finally:
+        w.close()
+        for fd in fds:
+            os.close(fd)

@@ -931,3 +931,16 @@ def test_compiled_dispatch_requests_are_left_to_reference_counting():
     assert gc.is_tracked(DispatchRequest())  # the pure constructor's objects are tracked as usual
     one._properties = {"A": "b"}  # still usable as before
     assert one.properties == {"A": "b"}
+
+
+@needs_compiled
+def test_compiled_module_state_is_visible_to_the_collector():
+    """The class the compiled twin caches lives in its module state, which the collector traverses
+    (m_traverse) and can clear, so a cycle through it is collectable and leaks are visible."""
+    import gc
+
+    from store.dispatch import DispatchRequest
+
+    c = speedups.compiled
+    c.new_dispatch_request(DispatchRequest, "T", 0, 0, 100, 0, 1, 0, "", None, 0, 0, "")
+    assert DispatchRequest in gc.get_referents(c)  # c is the common._speedups module itself
