@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import Proc
+from tests.support import GOLDEN_STORE, Proc
 
 
 def pytest_report_header(config):
@@ -34,3 +34,11 @@ def procs(tmp_path):
             p.stop()
         except Exception:
             p.kill()
+
+
+@pytest.fixture(scope="session")
+def golden_store():
+    """The RocketMQ 4.9.7 golden store's folder (read-only: copy before writing); skips when absent."""
+    if not (GOLDEN_STORE / "manifest.jsonl").exists():
+        pytest.skip(f"golden RocketMQ 4.9.7 store not available at {GOLDEN_STORE} (set ROCKETMQ_GOLDEN)")
+    return GOLDEN_STORE

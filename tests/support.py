@@ -18,6 +18,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "bin"
+#: The store written by the real RocketMQ 4.9.7 broker: shared/testdata beside the checkout, or the
+#: folder $ROCKETMQ_GOLDEN names; tests that need it skip when it is absent (see the golden_store fixture).
+GOLDEN_STORE = (
+    Path(os.environ["ROCKETMQ_GOLDEN"]) if os.environ.get("ROCKETMQ_GOLDEN")
+    else ROOT.parent / "shared" / "testdata" / "rocketmq-4.9.7-store"
+)
 LOOPBACK = "127.0.0.1"
 
 

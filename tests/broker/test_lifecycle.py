@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -15,11 +13,9 @@ from remoting.body.topic_config import TopicConfigSerializeWrapper
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
 from tests.broker.helpers import call, messages, pull, send, wait_max_offset
-from tests.support import BIN, ROOT
+from tests.support import BIN, GOLDEN_STORE, ROOT
 
-_GOLDEN_SET = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "rocketmq-4.9.7-store"
-if not _GOLDEN_SET.exists():  # the checkout may live elsewhere: ROCKETMQ_GOLDEN names the set
-    _GOLDEN_SET = Path(os.environ.get("ROCKETMQ_GOLDEN", "/nonexistent"))
+_GOLDEN_SET = GOLDEN_STORE
 GOLDEN = _GOLDEN_SET / "store" / "config"
 needs_golden = pytest.mark.skipif(not GOLDEN.exists(), reason="golden RocketMQ 4.9.7 store not available")
 

@@ -58,7 +58,8 @@ async def test_parked_pull_ignores_non_matching_tags(shared_broker):
         pending = asyncio.ensure_future(
             pull(c, addr, "gTag", "LpTag", 0, 1, sys_flag=SUSPEND, suspend_ms=5000, subscription="want", timeout=10)
         )
-        await asyncio.sleep(0.1)
+        # a request behind the pull on the same connection: its answer means the pull is parked
+        await wait_max_offset(c, addr, "LpTag", 0, 1)
         await send(producer, addr, "LpTag", b"other", {"TAGS": "other"})
         await wait_max_offset(producer, addr, "LpTag", 0, 2)
         done, _ = await asyncio.wait({pending}, timeout=0.3)

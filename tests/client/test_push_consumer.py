@@ -52,6 +52,12 @@ def consumer(group, ns, listener, topic, expr="*", **kw) -> PushConsumer:
     return c
 
 
+def consumed_through(c: PushConsumer, topic: str) -> int:
+    """The offsets the consumer has consumed through, summed over the topic's queues: once it equals
+    what was sent, every message was delivered or filtered out, so a wrong extra delivery has shown."""
+    return sum(off for mq, off in c.offset_store.table.items() if mq.topic == topic)
+
+
 async def send_n(ns, topic, n, prefix="m", **kw) -> list[str]:
     async with Producer(unique("PG"), ns) as p:
         rs = await asyncio.gather(*[p.send(Message(topic, f"{prefix}{i}".encode(), **kw)) for i in range(n)])
@@ -77,9 +83,9 @@ async def test_tag_filter_is_rechecked_client_side(cluster):
         for i in range(30):
             await p.send(Message(topic, b"x%d" % i, tags="abc"[i % 3]))
     col = Collector()
-    async with consumer(unique("CG"), cluster.namesrv_addr, col, topic, "a || c"):
-        await wait_for(lambda: len(col.msgs) >= 20, 20, "tagged messages")
-        await asyncio.sleep(0.3)  # a wrong extra delivery would show up here
+    c = consumer(unique("CG"), cluster.namesrv_addr, col, topic, "a || c")
+    async with c:
+        await wait_for(lambda: len(col.msgs) >= 20 and consumed_through(c, topic) == 30, 20, "all 30 consumed")
     assert sorted(m.tags for m in col.msgs) == ["a"] * 10 + ["c"] * 10
 
 
@@ -163,9 +169,9 @@ async def test_offsets_committed_to_broker_and_resumed(cluster):
     assert sum(ow.consumerOffset for mq, ow in stats.offsetTable.items() if mq.topic == topic) == 40
     ids2 = await send_n(ns, topic, 10, "second")
     col2 = Collector()
-    async with consumer(group, ns, col2, topic):
-        await wait_for(lambda: set(ids2) <= set(col2.ids), 20)
-        await asyncio.sleep(0.3)
+    c2 = consumer(group, ns, col2, topic)
+    async with c2:
+        await wait_for(lambda: set(ids2) <= set(col2.ids) and consumed_through(c2, topic) == 50, 20)
     assert not set(ids1) & set(col2.ids), "committed messages are not consumed again"
 
 
@@ -250,8 +256,7 @@ async def test_sql92_subscription(own_cluster):
     cons.subscribe(topic, "a >= 15", "SQL92")
     cons.register_message_listener(col)
     async with cons:
-        await wait_for(lambda: len(col.msgs) >= 5, 20)
-        await asyncio.sleep(0.3)
+        await wait_for(lambda: len(col.msgs) >= 5 and consumed_through(cons, topic) == 20, 20)
     assert sorted(int(m.properties["a"]) for m in col.msgs) == [15, 16, 17, 18, 19]
 
 
@@ -363,14 +368,17 @@ async def test_local_retry_when_send_back_and_resend_both_fail(cluster):
 
     c = consumer(unique("CGLR"), cluster.namesrv_addr, listener, topic)
     async with c:
+        refused = []
+
         async def refuse(*a, **kw):  # fault injection: the broker path and the resend path are both down
+            refused.append(a)
             raise MQBrokerError(ResponseCode.SYSTEM_ERROR, "injected")
 
         c.instance.api.consumer_send_message_back = refuse
         c._inner_producer.send = refuse
         await wait_for(lambda: deliveries, 20, "first delivery")
         mq = MessageQueue(topic, "brokera", 0)
-        await asyncio.sleep(1.0)
+        await wait_for(lambda: len(refused) >= 2, 10, "send-back and resend both refused")
         assert c.offset_store.table.get(mq, 0) == 0, "offset held back while the message awaits its local retry"
         await wait_for(lambda: len(deliveries) >= 2, 10, "local redelivery")
         await wait_for(lambda: c.offset_store.table.get(mq) == 1, 5, "offset advanced after success")

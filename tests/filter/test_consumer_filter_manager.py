@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from broker.filter import BloomFilter, ConsumerFilterManager, consumer_filter_path
 from common.filter import SubscriptionData, build_subscription_data
 
@@ -186,13 +184,8 @@ def test_load_file_written_by_rocketmq(tmp_path):
     assert other.get("T", "g") is None
 
 
-def test_golden_store_consumer_filter_file_loads():
-    from pathlib import Path
-
-    golden = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "rocketmq-4.9.7-store"
-    if not golden.exists():
-        pytest.skip("golden store not available")
-    m = manager(golden / "store" / "config" / "consumerFilter.json")
+def test_golden_store_consumer_filter_file_loads(golden_store):
+    m = manager(golden_store / "store" / "config" / "consumerFilter.json")
     assert m.load()
     assert m.topics() == []
 

@@ -31,10 +31,9 @@ from broker.filter import (
 from broker.filter.bloom_filter import all_bits_set
 from common.filter import SubscriptionData, build_subscription_data
 from common.util import java_string_hash
+from tests.support import GOLDEN_STORE
 
-GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "rocketmq-4.9.7-store"
-if not GOLDEN.exists():  # the checkout may live elsewhere: ROCKETMQ_GOLDEN names the set
-    GOLDEN = Path(os.environ.get("ROCKETMQ_GOLDEN", "/nonexistent"))
+GOLDEN = GOLDEN_STORE
 needs_golden = pytest.mark.skipif(not GOLDEN.exists(), reason="golden RocketMQ 4.9.7 store not available")
 
 

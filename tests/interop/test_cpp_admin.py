@@ -79,7 +79,7 @@ def test_reset_offset_pushes_the_cpp_body_form(cluster, capture, consumers, tmp_
     a.stop()
 
 
-@pytest.mark.xfail(reason=RESET_REWIND_OPEN, strict=False)
+@pytest.mark.xfail(reason=RESET_REWIND_OPEN, strict=True)
 def test_reset_offset_rewinds_a_running_cpp_consumer(cluster, consumers, tmp_path):
     c = cluster["cluster"]
     topic, group = "InteropReset", "reset-group"

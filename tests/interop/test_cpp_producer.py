@@ -129,7 +129,7 @@ def test_batch_send_as_the_cpp_client_sends_it(cluster, capture, tmp_path):
     )
 
 
-@pytest.mark.xfail(reason=BATCH_CLIENT_BUG, strict=False)
+@pytest.mark.xfail(reason=BATCH_CLIENT_BUG, strict=True)
 def test_batch_send_offsets_and_ids(cluster, tmp_path):
     ns = cluster["namesrv"]
     msgs = [

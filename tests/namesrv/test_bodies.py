@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import struct
 import zlib
-from pathlib import Path
 
 import orjson
 import pytest
@@ -16,10 +15,9 @@ from remoting.body.kv import KVConfigSerializeWrapper, KVTable
 from remoting.body.register_broker import RegisterBrokerBody
 from remoting.body.route import BrokerData, QueueData, TopicRouteData
 from remoting.body.topic_config import DataVersion, TopicConfig, TopicConfigSerializeWrapper, TopicFilterType
+from tests.support import GOLDEN_STORE
 
-GOLDEN = (
-    Path(__file__).resolve().parents[3] / "shared" / "testdata" / "rocketmq-4.9.7-store" / "store" / "config"
-)
+GOLDEN = GOLDEN_STORE / "store" / "config"
 
 
 def _route() -> TopicRouteData:

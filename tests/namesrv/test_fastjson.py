@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import orjson
 import pytest
 
 from remoting import fastjson
 from remoting.fastjson import JSONDecodeError, ObjectKey
+from tests.support import GOLDEN_STORE
 
-GOLDEN = (
-    Path(__file__).resolve().parents[3] / "shared" / "testdata" / "rocketmq-4.9.7-store" / "store" / "config"
-)
-if not GOLDEN.exists():  # the shared test data lives beside the checkout; absent elsewhere
-    GOLDEN = Path("/nonexistent")
+GOLDEN = GOLDEN_STORE / "store" / "config"
 
 
 @pytest.mark.skipif(not (GOLDEN / "consumerOffset.json").exists(), reason="golden store not available")

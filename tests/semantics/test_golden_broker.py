@@ -10,9 +10,7 @@ leaves the check offsets where Java left them.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -20,11 +18,9 @@ from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
 from tests.broker.helpers import BrokerProc, call, messages, pull
-from tests.support import async_wait_until
+from tests.support import GOLDEN_STORE, async_wait_until
 
-GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "rocketmq-4.9.7-store"
-if not GOLDEN.exists():
-    GOLDEN = Path(os.environ.get("ROCKETMQ_GOLDEN", "/nonexistent"))
+GOLDEN = GOLDEN_STORE
 
 pytestmark = pytest.mark.skipif(not GOLDEN.exists(), reason="golden RocketMQ 4.9.7 store not available")
 

@@ -9,9 +9,7 @@ plus delayOffset.json.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -25,10 +23,9 @@ from broker.transaction.transactional_message_service import (
 from broker.transaction.transactional_message_util import java_properties_string, parse_op_body
 from common.message import MessageConst, MessageExtBrokerInner, decode_message, decode_offset_msg_id
 from common.util import java_string_hash
+from tests.support import GOLDEN_STORE
 
-GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "rocketmq-4.9.7-store"
-if not GOLDEN.exists():
-    GOLDEN = Path(os.environ.get("ROCKETMQ_GOLDEN", "/nonexistent"))
+GOLDEN = GOLDEN_STORE
 
 pytestmark = pytest.mark.skipif(not GOLDEN.exists(), reason="golden RocketMQ 4.9.7 store not available")
 

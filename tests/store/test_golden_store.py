@@ -21,10 +21,9 @@ from store.config import FlushDiskType, MessageStoreConfig
 from store.default_message_store import DefaultMessageStore
 from store.message_store import GetMessageStatus
 from store.store_checkpoint import StoreCheckpoint
+from tests.support import GOLDEN_STORE
 
-GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "rocketmq-4.9.7-store"
-if not GOLDEN.exists():  # the checkout may live elsewhere: ROCKETMQ_GOLDEN names the set
-    GOLDEN = Path(os.environ.get("ROCKETMQ_GOLDEN", "/nonexistent"))
+GOLDEN = GOLDEN_STORE
 
 pytestmark = pytest.mark.skipif(not GOLDEN.exists(), reason="golden RocketMQ 4.9.7 store not available")
 

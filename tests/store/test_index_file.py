@@ -17,10 +17,9 @@ import pytest
 from common.util import java_string_hash
 from store.index_file import IndexFile, IndexFileError, index_file_name, index_file_size, index_key_hash
 from store.index_service import IndexService
+from tests.support import GOLDEN_STORE
 
-GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "rocketmq-4.9.7-store"
-if not GOLDEN.exists():
-    GOLDEN = Path(os.environ.get("ROCKETMQ_GOLDEN", "/nonexistent"))
+GOLDEN = GOLDEN_STORE
 LONG_MAX = 2**63 - 1
 
 needs_golden = pytest.mark.skipif(not (GOLDEN / "index.jsonl").exists(), reason="golden store not available")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import BIN
+from tests.support import BIN, GOLDEN_STORE
 
-GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "rocketmq-4.9.7-store"
+GOLDEN = GOLDEN_STORE
 pytestmark = pytest.mark.skipif(not (GOLDEN / "manifest.jsonl").exists(), reason="golden store not available")
 
 

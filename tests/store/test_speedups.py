@@ -16,7 +16,6 @@ import random
 import struct
 import sys
 import zlib
-from pathlib import Path
 
 import pytest
 
@@ -24,15 +23,14 @@ from common import speedups
 from common.message import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, string_to_properties
 from store.commit_log import CommitLog
 from store.config import MessageStoreConfig
+from tests.support import GOLDEN_STORE
 
 TWINS = [pytest.param(speedups.pure, id="pure")]
 if speedups.compiled is not None:
     TWINS.append(pytest.param(speedups.compiled, id="compiled"))
 needs_compiled = pytest.mark.skipif(speedups.compiled is None, reason="common._speedups not built")
 
-GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "rocketmq-4.9.7-store"
-if not GOLDEN.exists():
-    GOLDEN = Path(os.environ.get("ROCKETMQ_GOLDEN", "/nonexistent"))
+GOLDEN = GOLDEN_STORE
 
 
 def test_reports_which_twin_loaded():
