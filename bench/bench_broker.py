@@ -24,8 +24,10 @@ little as possible. Bounded in time and count. Usage::
         [--flush ASYNC_FLUSH|SYNC_FLUSH] [--keep] [--only-send] [--profile FILE]
         [--startup [--startup-runs 5] [--startup-msgs 100000]]
 
-``--profile FILE`` runs the broker under cProfile (stats written at its shutdown;
-read them with ``python -m pstats FILE``).
+``--profile FILE`` runs the broker under cProfile (stats written at its shutdown) and prints
+where its time went per stored message, by stage: frame parse, header decode, processor, store
+append, dispatch (CQ + index), response encode, socket writes, the event loop
+(bench/profile_breakdown.py; ``python -m pstats FILE`` for the raw stats).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench import broker_load  # noqa: E402
+from bench.profile_breakdown import report as profile_report  # noqa: E402
 
 
 def free_port() -> int:
@@ -296,17 +299,20 @@ def main() -> None:
     create_topic(addr, "BenchE2E", 1)
     sampler = RssSampler(broker.pid)
     sampler.start()
+    stored = 0  # messages the broker stored (the profile breakdown's denominator)
     ctx = mp.get_context("fork")
     try:
         with ctx.Pool(args.procs) as pool:
             for senders in (16, 64):
                 r = send_round(pool, addr, topic, senders, args.procs, args.seconds, args.body, 1, queues, args.max_ops,
                                broker.pid)
+                stored += r["msgs"]
                 print(f"send 1 KiB, {senders:3d} senders / {args.procs} procs: {r['msgs'] / r['elapsed']:9.0f} msgs/s  "
                       f"p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms  errors {r['errors']} {r['codes'] or ''}"
                       + cpu_line(r))
             r = send_round(pool, addr, topic, 16, args.procs, args.seconds, args.body, 16, queues, args.max_ops // 16,
                            broker.pid)
+            stored += r["msgs"]
             print(f"batch x16, 16 senders / {args.procs} procs:   {r['msgs'] / r['elapsed']:9.0f} msgs/s  "
                   f"({r['requests'] / r['elapsed']:.0f} req/s)  p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms  "
                   f"errors {r['errors']}" + cpu_line(r))
@@ -325,6 +331,7 @@ def main() -> None:
                 n = int(args.e2e_rate * args.e2e_seconds)
                 cons = pool.apply_async(broker_load.run_e2e_consumer, (addr, "BenchE2E", start_off, n, args.e2e_seconds + 15))
                 prod = broker_load.run_e2e_producer(addr, "BenchE2E", args.e2e_rate, args.e2e_seconds, args.body)
+                stored += prod["sent"]
                 lat = cons.get(args.e2e_seconds + 30)["lat"]
         if lat is not None:
             print(f"end-to-end send -> long-poll delivery at {args.e2e_rate}/s (producer and consumer processes): "
@@ -339,6 +346,8 @@ def main() -> None:
             broker.wait(30)
         except subprocess.TimeoutExpired:
             broker.kill()
+        if args.profile and os.path.exists(args.profile):
+            print(profile_report(args.profile, stored))
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
         else:
