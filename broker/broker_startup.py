@@ -19,6 +19,7 @@ from broker.broker_stats_manager import BrokerStatsManager
 from broker.config import BrokerConfig, NettyClientConfig, NettyServerConfig
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import ConsumerOffsetManager
+from broker.errors import BrokerStartError
 from broker.filter import CommitLogDispatcherCalcBitMap, ConsumerFilterManager, consumer_filter_path
 from broker.ha_service import HAService
 from broker.processor.acl_admin_processor import AclAdminProcessor
@@ -53,10 +54,6 @@ from store.config import BrokerRole, FlushDiskType, MessageStoreConfig
 __all__ = ["BrokerConfigs", "Broker", "create_broker", "BrokerStartError"]
 
 log = logging.getLogger("broker")
-
-
-class BrokerStartError(RuntimeError):
-    """The broker cannot start (store load failed, port in use, ...); the message says why."""
 
 
 @dataclass

@@ -17,16 +17,13 @@ from typing import Any
 
 import orjson
 
+from broker.errors import ConfigFileError
 from common.util import write_file_atomic
 from remoting import fastjson
 
 __all__ = ["ConfigManager", "pretty_json", "ConfigFileError"]
 
 log = logging.getLogger(__name__)
-
-
-class ConfigFileError(ValueError):
-    """Both a config file and its .bak are unreadable."""
 
 
 def _scalar(v: Any) -> str:

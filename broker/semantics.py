@@ -17,6 +17,7 @@ import logging
 import os
 from typing import Any
 
+from broker.errors import BrokerStartError
 from broker.processor.lock_processor import LockProcessor
 from broker.processor.send_back_processor import SendBackProcessor
 from broker.rebalance_lock_manager import LOCK_MAX_LIVE_TIME_MS, RebalanceLockManager
@@ -106,8 +107,6 @@ def _lock_max_live_ms() -> int:
 
 def install_semantics(broker: Any) -> Semantics:
     """Build and register the semantics parts on ``broker`` (see the module doc); returns them."""
-    from broker.broker_startup import BrokerStartError  # late: broker_startup imports this module
-
     sc = broker.configs.store
     bc = broker.configs.broker
     store = broker.store

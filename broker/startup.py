@@ -9,7 +9,8 @@ import os
 import signal
 import sys
 
-from broker.broker_startup import BrokerConfigs, BrokerStartError, create_broker
+from broker.broker_startup import BrokerConfigs, create_broker
+from broker.errors import BrokerStartError
 from common.config import (
     ConfigError,
     apply_properties,

@@ -48,12 +48,6 @@ log = logging.getLogger("client")
 MessageQueueSelector = Callable[[list[MessageQueue], Message, Any], MessageQueue]
 SendCallback = Callable[[SendResult | None, BaseException | None], Any]
 
-# Broker codes after which Java retries on another broker.
-RETRY_RESPONSE_CODES = frozenset({
-    ResponseCode.TOPIC_NOT_EXIST, ResponseCode.SERVICE_NOT_AVAILABLE, ResponseCode.SYSTEM_ERROR,
-    ResponseCode.NO_PERMISSION, ResponseCode.NO_BUYER_ID, ResponseCode.NOT_IN_CURRENT_UNIT,
-})
-
 _STATUS_BY_CODE = {
     ResponseCode.SUCCESS: SendStatus.SEND_OK,
     ResponseCode.FLUSH_DISK_TIMEOUT: SendStatus.FLUSH_DISK_TIMEOUT,
@@ -354,7 +348,7 @@ class Producer:
             except MQBrokerError as e:
                 self.fault_strategy.update_fault_item(mq.brokerName, int((time.monotonic() - begin) * 1000), True)
                 last_exc = e
-                if e.code in RETRY_RESPONSE_CODES:
+                if e.retriable:  # the Java producer's retry codes (client.exceptions)
                     continue
                 raise
         if result is not None:

@@ -25,6 +25,8 @@ import threading
 import time
 from collections.abc import Iterator
 
+from common.errors import StoreError
+
 __all__ = ["MappedFile", "MappedFileQueue", "MappedFileError", "offset_to_file_name", "OS_PAGE_SIZE", "sync_file"]
 
 log = logging.getLogger(__name__)
@@ -36,7 +38,7 @@ _ZERO_VIEW = memoryview(_ZEROS)
 DELETE_FILES_BATCH_MAX = 10
 
 
-class MappedFileError(OSError):
+class MappedFileError(StoreError, OSError):
     """A mapped file cannot be created or has the wrong size."""
 
 

@@ -15,6 +15,8 @@ import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from common.errors import RecordDecodeError
+
 __all__ = [
     "MessageConst",
     "MessageSysFlag",
@@ -232,8 +234,8 @@ def body_crc(body: bytes | memoryview) -> int:
 # Decoded record
 
 
-class MessageDecodeError(ValueError):
-    """A buffer does not hold a valid CommitLog record."""
+#: The name this module has always raised; the one record-decode error of the project.
+MessageDecodeError = RecordDecodeError
 
 
 @dataclass(slots=True)

@@ -15,6 +15,7 @@ from binascii import a2b_base64
 from dataclasses import dataclass, field
 
 from common import speedups
+from common.errors import StoreError
 
 __all__ = [
     "DLedgerEntry",
@@ -50,7 +51,7 @@ _b64encode = speedups.b64encode
 _b64decode = speedups.b64decode if speedups.IS_COMPILED else (lambda _s: None)
 
 
-class EntryFormatError(ValueError):
+class EntryFormatError(StoreError, ValueError):
     """Bytes do not hold a well-formed DLedger entry."""
 
 

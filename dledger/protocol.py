@@ -15,6 +15,7 @@ from typing import ClassVar
 
 import orjson
 
+from common.errors import RocketMQError
 from dledger.entry import DLedgerEntry
 
 __all__ = [
@@ -135,7 +136,7 @@ class Role(enum.Enum):
     FOLLOWER = "FOLLOWER"
 
 
-class DLedgerError(Exception):
+class DLedgerError(RocketMQError):
     """A DLedger precondition failed; ``code`` is the DLedgerResponseCode to report."""
 
     def __init__(self, code: DLedgerResponseCode, msg: str = ""):

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from broker.broker_startup import Broker, BrokerStartError, create_broker
+from broker.broker_startup import Broker, create_broker
+from broker.errors import BrokerStartError
 from broker.startup import load_configs
 from common.config import ConfigError, format_properties
 from namesrv.config import NamesrvConfig

@@ -8,6 +8,8 @@ encoded). The others describe what happened to one request on the wire.
 
 from __future__ import annotations
 
+from common.errors import RocketMQError
+
 __all__ = [
     "RemotingError",
     "RemoteProtocolError",
@@ -18,7 +20,7 @@ __all__ = [
 ]
 
 
-class RemotingError(Exception):
+class RemotingError(RocketMQError):
     """Base of every remoting error."""
 
 

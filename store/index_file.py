@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Iterator
 
+from common.errors import StoreError
 from common.mapped_file import sync_file
 from common.speedups import index_build_many, index_put, index_put_keys, java_hash
 
@@ -52,7 +53,7 @@ _INT = struct.Struct(">i")
 _ENTRY = struct.Struct(">iqii")
 
 
-class IndexFileError(OSError):
+class IndexFileError(StoreError, OSError):
     """An index file cannot be opened (wrong size, unreadable)."""
 
 

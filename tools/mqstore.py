@@ -30,6 +30,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from common.errors import RecordDecodeError, StoreError  # StoreError: a file cannot be read at all
 from common.util import java_string_hash
 from store.index_file import (
     HASH_SLOT_SIZE,
@@ -54,8 +55,6 @@ _FIXED = struct.Struct(">iiiiiqqiq")  # size, magic, bodyCRC, queueId, flag, que
 _CQ_UNIT = struct.Struct(">qiq")
 
 
-class StoreError(Exception):
-    """A file cannot be read at all (wrong name, size, missing)."""
 
 
 # --------------------------------------------------------------------------
@@ -103,8 +102,7 @@ class Record:
         return java_string_hash(tags) if tags else 0
 
 
-class RecordError(ValueError):
-    """A record that does not parse: magic, lengths or offsets are wrong."""
+RecordError = RecordDecodeError  # the one record-decode error (common.errors)
 
 
 def _host(buf, pos: int, v6: bool) -> tuple[str, int]:

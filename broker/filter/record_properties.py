@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import struct
 
+from common.errors import RecordDecodeError
 from common.message import MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, MessageSysFlag
 
 __all__ = ["RecordDecodeError", "decode_record_properties", "parse_properties_string"]
@@ -22,8 +23,6 @@ _SYSFLAG_POS = 36
 _BODY_LEN_POS_V4 = 84  # both hosts IPv4
 
 
-class RecordDecodeError(ValueError):
-    """The bytes are not a well-formed CommitLog record."""
 
 
 def decode_record_properties(buf, offset: int = 0) -> dict[str, str]:

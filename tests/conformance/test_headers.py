@@ -114,8 +114,11 @@ def test_language_codes_match_spec():
 
 def test_producer_retry_codes_and_degraded_statuses():
     """§10 producer retry policy: retry on 17, 14, 1, 16, 204, 205; 10/12/11 are stored with a degraded status."""
-    from client.producer import _STATUS_BY_CODE, RETRY_RESPONSE_CODES
+    from client.exceptions import RETRIABLE_BROKER_CODES, MQBrokerError
+    from client.producer import _STATUS_BY_CODE
 
-    assert {int(c) for c in RETRY_RESPONSE_CODES} == {17, 14, 1, 16, 204, 205}
+    assert {int(c) for c in RETRIABLE_BROKER_CODES} == {17, 14, 1, 16, 204, 205}
+    assert all(MQBrokerError(c, "x").retriable for c in (17, 14, 1, 16, 204, 205))
+    assert not any(MQBrokerError(c, "x").retriable for c in (2, 13, 10, 23, 215))
     assert {int(c): s.name for c, s in _STATUS_BY_CODE.items()} == {
         0: "SEND_OK", 10: "FLUSH_DISK_TIMEOUT", 12: "FLUSH_SLAVE_TIMEOUT", 11: "SLAVE_NOT_AVAILABLE"}
