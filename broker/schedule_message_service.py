@@ -31,7 +31,7 @@ from common.message import (
     MessageSysFlag,
     properties_to_string,
 )
-from common.util import java_string_hash, now_ms
+from common.util import now_ms
 
 __all__ = [
     "ScheduleMessageService",
@@ -436,18 +436,6 @@ def message_timeup(ext: MessageExt) -> MessageExtBrokerInner | None:
     stored = ext.properties_string or properties_to_string(props)
     props.pop(MessageConst.DELAY, None)
     props[MessageConst.WAIT] = "false"
-    tags = props.get(MessageConst.TAGS)
-    return MessageExtBrokerInner(
-        topic=real_topic,
-        queue_id=real_qid,
-        flag=ext.flag,
-        body=ext.body,
-        properties=props,
-        properties_string=stored,
-        tags_code=java_string_hash(tags) if tags else 0,
-        sys_flag=ext.sys_flag,
-        born_timestamp=ext.born_timestamp,
-        born_host=ext.born_host,
-        store_host=ext.store_host,
-        reconsume_times=ext.reconsume_times,
+    return MessageExtBrokerInner.from_ext(
+        ext, topic=real_topic, queue_id=real_qid, properties=props, properties_string=stored
     )

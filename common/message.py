@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from common.errors import RecordDecodeError
+from common.util import tags_code
 
 __all__ = [
     "MessageConst",
@@ -471,6 +472,31 @@ class MessageExtBrokerInner:
 
     def get_property(self, key: str) -> str | None:
         return self.properties.get(key)
+
+    @classmethod
+    def from_ext(
+        cls, ext: MessageExt, *, topic: str, queue_id: int, properties: dict[str, str], properties_string: str,
+        sys_flag: int | None = None, reconsume_times: int | None = None, prepared_transaction_offset: int = 0,
+    ) -> MessageExtBrokerInner:
+        """A message to store made from a stored one, as RocketMQ's broker copies them (send-back,
+        transactions, schedule delivery): the stored message's flag, body, born time and hosts, and
+        (unless given) its sysFlag and reconsume count; the given topic, queue and properties, whose
+        TAGS give the tag code."""
+        return cls(
+            topic=topic,
+            queue_id=queue_id,
+            flag=ext.flag,
+            body=ext.body,
+            properties=properties,
+            properties_string=properties_string,
+            tags_code=tags_code(properties.get(MessageConst.TAGS)),
+            sys_flag=ext.sys_flag if sys_flag is None else sys_flag,
+            born_timestamp=ext.born_timestamp,
+            born_host=ext.born_host,
+            store_host=ext.store_host,
+            reconsume_times=ext.reconsume_times if reconsume_times is None else reconsume_times,
+            prepared_transaction_offset=prepared_transaction_offset,
+        )
 
 
 @dataclass(slots=True)

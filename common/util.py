@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 
 from common.speedups import java_hash as _java_hash
 
-__all__ = ["java_string_hash", "now_ms", "write_file_atomic", "read_file_with_bak"]
+__all__ = ["java_string_hash", "tags_code", "now_ms", "write_file_atomic", "read_file_with_bak"]
 
 
 def java_string_hash(s: str) -> int:
@@ -16,6 +17,13 @@ def java_string_hash(s: str) -> int:
     Delegates to :func:`common.speedups.java_hash` (compiled when available).
     """
     return _java_hash(s)
+
+
+@functools.lru_cache(maxsize=8192)
+def tags_code(tags: str | None) -> int:
+    """A message's ConsumeQueue tag code: the Java hash of its TAGS, 0 without tags (cached: the same
+    few tags recur on every send)."""
+    return _java_hash(tags) if tags else 0
 
 
 def now_ms() -> int:

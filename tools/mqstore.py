@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from common.errors import RecordDecodeError, StoreError  # StoreError: a file cannot be read at all
-from common.util import java_string_hash
+from common.util import tags_code
 from store.index_file import (
     HASH_SLOT_SIZE,
     INDEX_ENTRY_SIZE,
@@ -99,7 +99,7 @@ class Record:
             if level > 0:
                 return self.store_timestamp + delay_levels_ms[level - 1]
         tags = self.properties.get("TAGS")
-        return java_string_hash(tags) if tags else 0
+        return tags_code(tags)
 
 
 RecordError = RecordDecodeError  # the one record-decode error (common.errors)

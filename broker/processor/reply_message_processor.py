@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from broker.processor.send_message_processor import SendMessageProcessor, parse_send_header, tags_code_of
+from broker.processor.send_message_processor import SendMessageProcessor, parse_send_header
 from common.message import MessageConst, MessageExtBrokerInner, string_to_properties
-from common.util import now_ms
+from common.util import now_ms, tags_code
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
 
@@ -53,7 +53,7 @@ class ReplyMessageProcessor:
             flag=h.flag,
             body=body,
             properties=props,
-            tags_code=tags_code_of(props.get(MessageConst.TAGS)),
+            tags_code=tags_code(props.get(MessageConst.TAGS)),
             sys_flag=h.sysFlag,
             born_timestamp=h.bornTimestamp,
             born_host=born,

@@ -21,7 +21,6 @@ from broker.transaction.transactional_message_util import java_properties_string
 from common import mixall
 from common.message import MessageConst, MessageExt, MessageExtBrokerInner
 from common.perm import PERM_READ, PERM_WRITE, is_writeable
-from common.util import java_string_hash
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header import HeaderError
@@ -56,19 +55,8 @@ def build_send_back_message(ext: MessageExt, topic: str, queue_id: int, delay_le
         props[MessageConst.DELAY] = str(delay_level if delay_level != 0 else 3 + ext.reconsume_times)
     origin = props.get(MessageConst.ORIGIN_MESSAGE_ID)
     props[MessageConst.ORIGIN_MESSAGE_ID] = origin if origin and origin.strip() else ext.msg_id
-    tags = props.get(MessageConst.TAGS)
-    return MessageExtBrokerInner(
-        topic=topic,
-        queue_id=queue_id,
-        flag=ext.flag,
-        body=ext.body,
-        properties=props,
-        properties_string=java_properties_string(props),
-        tags_code=java_string_hash(tags) if tags else 0,
-        sys_flag=ext.sys_flag,
-        born_timestamp=ext.born_timestamp,
-        born_host=ext.born_host,
-        store_host=ext.store_host,
+    return MessageExtBrokerInner.from_ext(
+        ext, topic=topic, queue_id=queue_id, properties=props, properties_string=java_properties_string(props),
         reconsume_times=ext.reconsume_times + 1,
     )
 

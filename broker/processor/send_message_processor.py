@@ -14,7 +14,6 @@ a slow disk cannot queue work without limit.
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import random
@@ -37,7 +36,7 @@ from common.message import (
     string_to_properties,
 )
 from common.perm import PERM_READ, PERM_WRITE, is_writeable, perm2string
-from common.util import java_string_hash, now_ms
+from common.util import now_ms, tags_code
 from remoting.codes import (
     CURRENT_VERSION,
     RPC_ONEWAY,
@@ -72,12 +71,6 @@ _new_command = RemotingCommand.__new__
 _JAVA = LanguageCode.JAVA
 
 
-@functools.lru_cache(maxsize=8192)
-def tags_code_of(tags: str | None) -> int:
-    """Consume-queue tag code: Java hash of the tag string, 0 without tags."""
-    if not tags:
-        return 0
-    return java_string_hash(tags)
 
 
 _V1_KEYS = (
@@ -482,7 +475,7 @@ class SendMessageProcessor:
             body=body,
             properties=props,
             properties_string=stored,
-            tags_code=tags_code_of(props.get(MessageConst.TAGS)),
+            tags_code=tags_code(props.get(MessageConst.TAGS)),
             sys_flag=sys_flag,
             born_timestamp=h.bornTimestamp,
             born_host=self._born_host(conn),

@@ -22,7 +22,6 @@ from broker.transaction.transactional_message_util import (
     java_properties_string,
 )
 from common.message import MessageConst, MessageExt, MessageExtBrokerInner, decode_offset_msg_id
-from common.util import java_string_hash
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header.admin_extra import ResumeCheckHalfMessageRequestHeader
@@ -40,20 +39,8 @@ def to_half_message_inner(ext: MessageExt) -> MessageExtBrokerInner:
     """The copy RocketMQ's ``toMessageExtBrokerInner`` builds: half topic, queue 0, check count 0."""
     props = dict(ext.properties)
     props[MessageConst.TRANSACTION_CHECK_TIMES] = "0"
-    tags = props.get(MessageConst.TAGS)
-    inner = MessageExtBrokerInner(
-        topic=HALF_TOPIC,
-        queue_id=0,
-        flag=ext.flag,
-        body=ext.body,
-        properties=props,
-        properties_string=java_properties_string(props),
-        tags_code=java_string_hash(tags) if tags else 0,
-        sys_flag=ext.sys_flag,
-        born_timestamp=ext.born_timestamp,
-        born_host=ext.born_host,
-        store_host=ext.store_host,
-        reconsume_times=ext.reconsume_times,
+    inner = MessageExtBrokerInner.from_ext(
+        ext, topic=HALF_TOPIC, queue_id=0, properties=props, properties_string=java_properties_string(props)
     )
     # Java sets waitStoreMsgOK=false after the properties string is built: the stored
     # properties keep their WAIT, the put does not wait for a sync flush.

@@ -29,7 +29,7 @@ from common.message import (
     decode_message,
 )
 from common.perm import PERM_READ, PERM_WRITE
-from common.util import java_string_hash, now_ms
+from common.util import now_ms, tags_code
 from store.message_store import GetMessageStatus
 
 __all__ = ["TransactionalMessageBridge", "PullStatus", "PullResult"]
@@ -61,8 +61,6 @@ class PullResult:
     msgs: list[MessageExt] = field(default_factory=list)
 
 
-def _tags_code(tags: str | None) -> int:
-    return java_string_hash(tags) if tags else 0
 
 
 class TransactionalMessageBridge:
@@ -162,7 +160,7 @@ class TransactionalMessageBridge:
             body=op_body(half.queue_offset),
             properties=props,
             properties_string=java_properties_string(props),
-            tags_code=_tags_code(REMOVE_TAG),
+            tags_code=tags_code(REMOVE_TAG),
             sys_flag=0,
             born_timestamp=now_ms(),
             born_host=self.store_host,
@@ -185,7 +183,7 @@ class TransactionalMessageBridge:
             body=ext.body,
             properties=props,
             properties_string=java_properties_string(props),
-            tags_code=_tags_code(props.get(MessageConst.TAGS)),
+            tags_code=tags_code(props.get(MessageConst.TAGS)),
             sys_flag=ext.sys_flag,
             born_timestamp=ext.born_timestamp,
             born_host=ext.born_host,

@@ -44,7 +44,7 @@ from common.message import (
     properties_to_string,
 )
 from common.perm import PERM_READ, PERM_WRITE
-from common.util import java_string_hash, now_ms
+from common.util import now_ms
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header.semantics import CheckTransactionStateRequestHeader
@@ -126,20 +126,12 @@ class TransactionCheckListener:
         tc = self.topics.create_topic_in_send_message_back_method(CHECK_MAX_TIME_TOPIC, TCMT_QUEUE_NUMS,
                                                                   PERM_READ | PERM_WRITE, 0)
         props = dict(ext.properties)
-        tags = props.get(MessageConst.TAGS)
-        inner = MessageExtBrokerInner(
+        inner = MessageExtBrokerInner.from_ext(
+            ext,
             topic=tc.topicName if tc is not None else CHECK_MAX_TIME_TOPIC,
             queue_id=self._rand.randrange(99999999) % TCMT_QUEUE_NUMS,
-            flag=ext.flag,
-            body=ext.body,
             properties=props,
             properties_string=java_properties_string(props),
-            tags_code=java_string_hash(tags) if tags else 0,
-            sys_flag=ext.sys_flag,
-            born_timestamp=ext.born_timestamp,
-            born_host=ext.born_host,
-            store_host=ext.store_host,
-            reconsume_times=ext.reconsume_times,
         )
         r = await self.bridge.put_message(inner)
         if r is not None and r.is_ok():
@@ -453,19 +445,8 @@ def end_message_transaction(half: MessageExt, commit_log_offset: int) -> Message
     stored = half.properties_string or properties_to_string(half.properties)
     props.pop(MessageConst.TRANSACTION_PREPARED, None)
     props[MessageConst.WAIT] = "false"
-    tags = props.get(MessageConst.TAGS)
-    return MessageExtBrokerInner(
-        topic=real_topic,
-        queue_id=max(real_qid, 0),
-        flag=half.flag,
-        body=half.body,
-        properties=props,
-        properties_string=stored,
-        tags_code=java_string_hash(tags) if tags else 0,
+    return MessageExtBrokerInner.from_ext(
+        half, topic=real_topic, queue_id=max(real_qid, 0), properties=props, properties_string=stored,
         sys_flag=MessageSysFlag.reset_transaction_value(half.sys_flag, MessageSysFlag.TRANSACTION_COMMIT_TYPE),
-        born_timestamp=half.born_timestamp,
-        born_host=half.born_host,
-        store_host=half.store_host,
-        reconsume_times=half.reconsume_times,
         prepared_transaction_offset=commit_log_offset,
     )
