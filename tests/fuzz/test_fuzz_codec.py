@@ -125,6 +125,8 @@ header_keys = st.sampled_from(["code", "language", "version", "opaque", "flag", 
 
 
 @given(st.dictionaries(header_keys, json_values, max_size=7))
+@example({"code": 10, "opaque": "99999999999999999999999"})
+@example({"code": 1e300})
 def test_json_headers_of_any_shape(d):
     import json
 
@@ -136,9 +138,12 @@ def test_json_headers_of_any_shape(d):
         cmd = decode_header(SerializeType.JSON, raw)
     except RemoteProtocolError:
         return
-    assert type(cmd.code) is int and type(cmd.opaque) is int and type(cmd.flag) is int
+    for v in (cmd.code, cmd.opaque, cmd.flag, cmd.version):
+        assert type(v) is int and -(2**31) <= v < 2**31  # Java int fields
     assert cmd.remark is None or type(cmd.remark) is str
     assert cmd.ext_fields is None or all(type(k) is str and type(v) is str for k, v in cmd.ext_fields.items())
+    # whatever decodes can be answered: the response to it must encode
+    encode_bytes(cmd.response_to(1, "x"))
 
 
 @given(st.sampled_from([SerializeType.JSON, SerializeType.ROCKETMQ]), st.binary(max_size=300))
