@@ -263,3 +263,12 @@ async def test_broken_acl_file_refuses_to_start(tmp_path):
                    start_proc=lambda label, args: Proc(label, args, tmp_path, env={"ROCKETMQ_HOME": str(home)}))
     with pytest.raises(AssertionError, match="length should longer than 6"):
         b.start()
+
+
+async def test_security_switches_cannot_be_changed_over_the_wire(acl_broker, client):
+    b, _ = acl_broker
+    for body in (b"aclEnable=false\n", b"tls.server.mode=disabled\n", b"rocketmqHome=/tmp\n"):
+        r = await invoke(client, b.addr, RequestCode.UPDATE_BROKER_CONFIG, None, body, ADMIN)
+        assert r.code in (RC.NO_PERMISSION, RC.SYSTEM_ERROR), (body, r.code, r.remark)
+    assert "aclEnable=true" in b.conf.read_text()
+    refused(await send(client, b.addr, "topicB", creds=None), "No accessKey is configured")
