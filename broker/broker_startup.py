@@ -455,6 +455,8 @@ def create_broker(configs: BrokerConfigs) -> Broker:
             b.ha_service.wakeup()  # new data for the slaves
 
     b.store = store = DefaultMessageStore(sc, store_host=store_host, arriving_listener=arriving)
+    if sc.enableDLegerCommitLog:
+        store.commit_log.tls = configs.tls  # DLedger peer traffic follows the broker's TLS settings
     if not store.load():
         raise BrokerStartError(f"the message store under {sc.storePathRootDir} could not be loaded (see the log)")
     if not sc.enableDLegerCommitLog:  # DLedger replicates by itself
