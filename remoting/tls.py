@@ -88,8 +88,8 @@ class TlsSystemConfig:
                 path = os.path.join(base_dir, path)
             try:
                 cfg._apply(load_properties_file(path))
-            except OSError as e:
-                raise ConfigError(f"cannot read tls.config.file {path}: {e}") from None
+            except (OSError, ConfigError) as e:
+                raise ConfigError(f"tls.config.file: {e}") from None
         cfg.validate()
         return cfg
 
@@ -211,13 +211,17 @@ class PermissiveAcceptor:
         fd = conn.fileno()
         loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
         try:
-            async with asyncio.timeout(self._sniff_timeout):
-                await ready
-            first = conn.recv(1, socket.MSG_PEEK)
-        except (TimeoutError, OSError):
-            first = b""
-        finally:
-            loop.remove_reader(fd)
+            try:
+                async with asyncio.timeout(self._sniff_timeout):
+                    await ready
+                first = conn.recv(1, socket.MSG_PEEK)
+            except (TimeoutError, OSError):
+                first = b""
+            finally:
+                loop.remove_reader(fd)
+        except BaseException:  # cancelled by close(): the socket is still ours
+            conn.close()
+            raise
         if not first:
             conn.close()
             return
