@@ -43,6 +43,28 @@ def send_header(topic: str, queue_id: int, props: str = "", batch: bool = False)
     return h
 
 
+def _signed(ext: dict, body: bytes) -> dict:
+    """With BENCH_ACCESS_KEY/BENCH_SECRET_KEY set: the ACL-signed extFields (signed once per sender:
+    the signature covers extFields and body, not the opaque, so the broker still checks every request)."""
+    ak, sk = os.environ.get("BENCH_ACCESS_KEY"), os.environ.get("BENCH_SECRET_KEY")
+    if not (ak and sk):
+        return ext
+    from common.acl_signer import sign_fields
+
+    fields = {k: str(v) for k, v in ext.items()}
+    sign_fields(fields, body, ak, sk)
+    return fields
+
+
+def _tls() -> dict:
+    """With BENCH_TLS=1: connect with TLS (no certificate check, as the Java client's default)."""
+    if os.environ.get("BENCH_TLS") != "1":
+        return {}
+    from remoting.tls import TlsSystemConfig
+
+    return {"ssl": TlsSystemConfig().client_context(), "server_hostname": ""}
+
+
 class _Msg:
     __slots__ = ("body", "flag", "properties")
 
@@ -149,15 +171,16 @@ def run_senders(addr: str, topic: str, senders: int, seconds: float, max_ops: in
         body = os.urandom(body_size)
         code = RequestCode.SEND_BATCH_MESSAGE if batch > 1 else RequestCode.SEND_MESSAGE_V2
         payload = encode_batch_body([_Msg(body, i) for i in range(batch)]) if batch > 1 else body
-        parts = [_frame_parts(code, send_header(topic, (worker * senders + sid) % queues, "UNIQ_KEY\x01x", batch > 1))
-                 for sid in range(senders)]
+        headers = [send_header(topic, (worker * senders + sid) % queues, "UNIQ_KEY\x01x", batch > 1)
+                   for sid in range(senders)]
+        parts = [_frame_parts(code, _signed(h, payload)) for h in headers]
         loop = asyncio.get_running_loop()
         done = loop.create_future()
         host, port = addr.rsplit(":", 1)
         cpu0 = time.process_time()
         t0 = time.monotonic()
         transport, proto = await loop.create_connection(
-            lambda: _SendProtocol(parts, payload, t0 + seconds, max_ops, done), host, int(port))
+            lambda: _SendProtocol(parts, payload, t0 + seconds, max_ops, done), host, int(port), **_tls())
         try:
             await asyncio.wait_for(done, seconds + 30)
         finally:

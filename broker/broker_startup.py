@@ -49,6 +49,7 @@ from remoting.client import RemotingClient
 from remoting.codes import RequestCode
 from remoting.command import RemotingCommand
 from remoting.server import RemotingServer
+from remoting.tls import TlsSystemConfig
 from store.config import BrokerRole, FlushDiskType, MessageStoreConfig
 
 __all__ = ["BrokerConfigs", "Broker", "create_broker", "BrokerStartError"]
@@ -65,6 +66,8 @@ class BrokerConfigs:
     netty_client: NettyClientConfig = field(default_factory=NettyClientConfig)
     store: MessageStoreConfig = field(default_factory=MessageStoreConfig)
     config_file: str | None = None
+    #: tls.* settings (not part of all(): never listed or changed over the wire)
+    tls: TlsSystemConfig = field(default_factory=TlsSystemConfig)
 
     def all(self) -> list[Any]:
         return [self.broker, self.netty_server, self.netty_client, self.store]
@@ -380,6 +383,27 @@ def _notify_ids_changed(group: str, channels: list[Any]) -> None:
                 log.warning("notify consumer ids changed to %s failed", getattr(ch, "remote_addr", ch))
 
 
+def _make_acl(b: Broker, bc: Any) -> tuple[Any, Any]:
+    """With ``aclEnable``: load the ACL files (BrokerStartError when they are invalid), watch them for
+    changes, and return (the request hook, the manager); else (None, None)."""
+    if not bc.aclEnable:
+        return None, None
+    from broker.acl.acl_exception import AclException
+    from broker.acl.acl_file_watcher import AclFileWatcher
+    from broker.acl.plain_access_validator import AclRpcHook, PlainAccessValidator
+    from broker.acl.plain_permission_manager import PlainPermissionManager, acl_home
+
+    manager = PlainPermissionManager(acl_home(bc.rocketmqHome))
+    try:
+        manager.load()
+    except AclException as e:
+        raise BrokerStartError(f"ACL configuration not usable: {e}") from None
+    log.info("ACL enabled: %d accounts from %s", manager.account_count, manager.file_list())
+    watcher = AclFileWatcher(manager)
+    b.add_service(watcher.start, watcher.stop)
+    return AclRpcHook(PlainAccessValidator(manager)), manager
+
+
 def create_broker(configs: BrokerConfigs) -> Broker:
     """Build (and load) every part of a broker; raises BrokerStartError when the store cannot load."""
     from store.default_message_store import DefaultMessageStore
@@ -428,6 +452,8 @@ def create_broker(configs: BrokerConfigs) -> Broker:
             b.ha_service.wakeup()  # new data for the slaves
 
     b.store = store = DefaultMessageStore(sc, store_host=store_host, arriving_listener=arriving)
+    if sc.enableDLegerCommitLog:
+        store.commit_log.tls = configs.tls  # DLedger peer traffic follows the broker's TLS settings
     if not store.load():
         raise BrokerStartError(f"the message store under {sc.storePathRootDir} could not be loaded (see the log)")
     if not sc.enableDLegerCommitLog:  # DLedger replicates by itself
@@ -469,7 +495,8 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         delay_offset_path=os.path.join(config_dir, "delayOffset.json"), is_slave=is_slave,
         broker_addr=b.identity.broker_addr,
     )
-    acl_admin = AclAdminProcessor(bc)
+    acl_hook, acl_manager = _make_acl(b, bc)
+    acl_admin = AclAdminProcessor(bc, acl_manager, b.identity.broker_addr)
     cq_admin = ConsumeQueueAdminProcessor(store, consumers, offsets, filters)
     tx_admin = TransactionAdminProcessor(store)
     producer_info = ProducerInfoProcessor(producers)
@@ -558,22 +585,30 @@ def create_broker(configs: BrokerConfigs) -> Broker:
 
     host = "0.0.0.0"
     idle = nsc.serverChannelMaxIdleTimeSeconds or None
-    b.server = RemotingServer(host, port, name="broker", backlog=nsc.serverSocketBacklog, idle_timeout=idle)
+    b.server = RemotingServer(host, port, name="broker", backlog=nsc.serverSocketBacklog, idle_timeout=idle,
+                              tls=configs.tls)
     b.server.register_processor(RequestCode.PULL_MESSAGE, pull)
     for code, h in handlers.items():
         b.server.register_processor(code, h)
     b.server.add_connection_listener(on_close=on_close)
+    if acl_hook is not None:
+        b.server.add_rpc_hook(acl_hook, after=False)
     if port > 2:
         b.fast_server = RemotingServer(host, port - 2, name="broker-fast", backlog=nsc.serverSocketBacklog,
-                                       idle_timeout=idle)
+                                       idle_timeout=idle, tls=configs.tls)
         for code, h in handlers.items():
             b.fast_server.register_processor(code, h)
         b.fast_server.add_connection_listener(on_close=on_close)
+        if acl_hook is not None:
+            b.fast_server.add_rpc_hook(acl_hook, after=False)
 
     install_semantics(b)
     namesrvs = bc.namesrv_list()
     if namesrvs:
-        b.client = RemotingClient(connect_timeout=configs.netty_client.connectTimeoutMillis / 1000, name="broker-outer")
+        b.client = RemotingClient(
+            connect_timeout=configs.netty_client.connectTimeoutMillis / 1000, name="broker-outer",
+            ssl_context=configs.tls.client_context() if configs.tls.client_enabled else None,
+        )
         b.outer_api = BrokerOuterAPI(b.client, namesrvs)
         if is_slave:
             b.slave_synchronize = SlaveSynchronize(

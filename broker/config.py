@@ -121,7 +121,7 @@ class BrokerConfig:
     transactionTimeOut: int = cfg(6000)
     transactionCheckMax: int = cfg(15)
     transactionCheckInterval: int = cfg(60 * 1000)
-    aclEnable: bool = cfg(False)
+    aclEnable: bool = cfg(False, wire=False)  # a security switch: never changed over the wire
     storeReplyMessageEnable: bool = cfg(True)
     autoDeleteUnusedStats: bool = cfg(False)
     enableDetailStat: bool = cfg(True)

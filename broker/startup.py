@@ -19,6 +19,7 @@ from common.config import (
     to_properties,
     unknown_keys,
 )
+from remoting.tls import TlsSystemConfig
 from store.config import BrokerRole
 
 __all__ = ["main", "load_configs", "IMPORTANT_KEYS"]
@@ -60,7 +61,10 @@ def load_configs(config_file: str | None, namesrv_addr: str | None = None) -> tu
     props: dict[str, str] = load_properties_file(config_file) if config_file else {}
     for c in configs.all():
         apply_properties(c, props)
-    unknown = unknown_keys(props, *configs.all())
+    configs.tls = TlsSystemConfig.from_properties(
+        props, os.path.dirname(os.path.abspath(config_file)) if config_file else None
+    )
+    unknown = [k for k in unknown_keys(props, *configs.all()) if k not in TlsSystemConfig.KEYS]
     if namesrv_addr is not None:
         configs.broker.namesrvAddr = namesrv_addr
     _validate_namesrv_addr(configs.broker.namesrvAddr)

@@ -7,6 +7,7 @@ code and remark, or :class:`MQClientError` for client-side problems.
 
 from __future__ import annotations
 
+from client.acl import SessionCredentials
 from client.client_config import ClientConfig
 from client.exceptions import MQBrokerError, MQClientError
 from client.mq_client_api import MQClientAPI, check, request
@@ -81,10 +82,12 @@ def parse_properties_text(text: str) -> dict[str, str]:
 class MQAdmin:
     """Admin operations; ``async with MQAdmin("127.0.0.1:9876") as admin: ...``."""
 
-    def __init__(self, namesrv_addr: str | None = None, timeout: float = 5.0):
+    def __init__(self, namesrv_addr: str | None = None, timeout: float = 5.0, *,
+                 credentials: SessionCredentials | None = None, use_tls: bool = False):
         cfg = ClientConfig(namesrv_addr=namesrv_addr) if namesrv_addr else ClientConfig()
-        self.remoting = RemotingClient(name="mqadmin")
-        self.api = MQClientAPI(self.remoting, cfg.namesrv_list(), timeout)
+        cfg.credentials, cfg.use_tls = credentials, use_tls
+        self.remoting = RemotingClient(name="mqadmin", ssl_context=cfg.ssl_context())
+        self.api = MQClientAPI(self.remoting, cfg.namesrv_list(), timeout, rpc_hook=cfg.rpc_hook())
         self.timeout = timeout
 
     async def close(self) -> None:

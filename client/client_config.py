@@ -6,7 +6,9 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from client.acl import AclClientRPCHook, SessionCredentials
 from client.message_id import local_ip
+from remoting.tls import TlsSystemConfig
 
 __all__ = ["ClientConfig", "namesrv_from_env"]
 
@@ -29,6 +31,20 @@ class ClientConfig:
     persist_consumer_offset_interval: float = 5.0
     mq_client_api_timeout: float = 3.0
     namespace: str | None = None
+    #: sign every request for an ACL broker (Java: ``new AclClientRPCHook(credentials)``)
+    credentials: SessionCredentials | None = None
+    #: connect with TLS (Java ``useTLS``); ``tls`` holds the tls.client.* settings
+    use_tls: bool = False
+    tls: TlsSystemConfig | None = None
+
+    def rpc_hook(self) -> AclClientRPCHook | None:
+        return AclClientRPCHook(self.credentials) if self.credentials is not None else None
+
+    def ssl_context(self):
+        """The client ssl context when ``use_tls`` (trusting any server unless tls.client.authServer)."""
+        if not self.use_tls:
+            return None
+        return (self.tls or TlsSystemConfig()).client_context()
 
     def namesrv_list(self) -> list[str]:
         """The NameServer addresses; ValueError when none is configured."""

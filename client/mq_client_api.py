@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from client.acl import ClientRPCHook
 from client.exceptions import MQBrokerError, MQClientError
 from remoting import LanguageCode, RemotingClient, RemotingCommand, RemotingError, RequestCode, ResponseCode
 from remoting.body.cluster import ClusterInfo, TopicList
@@ -58,19 +59,26 @@ def check(resp: RemotingCommand, addr: str = "", ok: tuple[int, ...] = (Response
 class MQClientAPI:
     """RPCs to NameServers and brokers; see the module docstring."""
 
-    def __init__(self, remoting: RemotingClient, namesrv_addrs: list[str], timeout: float = 3.0):
+    def __init__(self, remoting: RemotingClient, namesrv_addrs: list[str], timeout: float = 3.0,
+                 rpc_hook: ClientRPCHook | None = None):
         self.remoting = remoting
         self.namesrv_addrs = list(namesrv_addrs)
         self.timeout = timeout
         self._ns_index = 0
+        #: runs on every request before it is sent (ACL signing, client.acl)
+        self.rpc_hook = rpc_hook
 
     # -- plumbing -------------------------------------------------------------------------
 
     async def invoke(self, addr: str, cmd: RemotingCommand, timeout: float | None = None) -> RemotingCommand:
+        if self.rpc_hook is not None:
+            self.rpc_hook.do_before_request(addr, cmd)
         return await self.remoting.invoke(addr, cmd, self.timeout if timeout is None else timeout)
 
     async def oneway(self, addr: str, cmd: RemotingCommand) -> None:
         cmd.mark_oneway()
+        if self.rpc_hook is not None:
+            self.rpc_hook.do_before_request(addr, cmd)
         await self.remoting.invoke_oneway(addr, cmd)
 
     async def invoke_namesrv(self, cmd_factory, timeout: float | None = None) -> RemotingCommand:

@@ -95,8 +95,10 @@ class MQClientInstance:
         config.change_instance_name_to_pid()
         self.config = config
         self.client_id = config.build_client_id()
-        self.remoting = RemotingClient(connect_timeout=3.0, name=f"client {self.client_id}")
-        self.api = MQClientAPI(self.remoting, config.namesrv_list(), config.mq_client_api_timeout)
+        self.remoting = RemotingClient(connect_timeout=3.0, name=f"client {self.client_id}",
+                                       ssl_context=config.ssl_context())
+        self.api = MQClientAPI(self.remoting, config.namesrv_list(), config.mq_client_api_timeout,
+                               rpc_hook=config.rpc_hook())
         self.producers: dict[str, ProducerInner] = {}
         self.consumers: dict[str, ConsumerInner] = {}
         self.topic_routes: dict[str, TopicRouteData] = {}

@@ -59,6 +59,7 @@ from remoting.client import RemotingClient
 from remoting.command import RemotingCommand
 from remoting.connection import Connection
 from remoting.server import RemotingServer
+from remoting.tls import TlsSystemConfig
 
 __all__ = ["DLedgerServer"]
 
@@ -95,8 +96,11 @@ class DLedgerServer:
         rng: random.Random | None = None,
         noop_on_election: bool = True,
         async_flush: bool = False,
+        tls: TlsSystemConfig | None = None,
     ):
         self.config = config
+        #: TLS for peer traffic (remoting.tls): the server side as its mode says, the client side when enabled
+        self.tls = tls
         self.peers = config.peer_map()
         self._storage = storage
         self._owns_storage = storage is None
@@ -134,7 +138,7 @@ class DLedgerServer:
             cfg, self._storage, hard_state=hard_state, rng=self._rng, noop_on_election=self._noop
         )
         host, _, port = self.peers[cfg.selfId].rpartition(":")
-        self._server = RemotingServer(host, int(port), name=f"dledger-{cfg.selfId}")
+        self._server = RemotingServer(host, int(port), name=f"dledger-{cfg.selfId}", tls=self.tls)
         for code in _PEER_CODES:
             self._server.register_processor(int(code), self._on_peer_request)
         self._server.register_processor(int(RequestCode.APPEND), self._on_append_request)
@@ -142,7 +146,8 @@ class DLedgerServer:
         self._server.register_processor(int(RequestCode.GET), self._on_get_request)
         self._server.register_processor(int(RequestCode.PULL), self._on_pull_request)
         await self._server.start()
-        self._client = RemotingClient()
+        tls = self.tls
+        self._client = RemotingClient(ssl_context=tls.client_context() if tls is not None and tls.client_enabled else None)
         self._ticker = asyncio.get_running_loop().create_task(self._tick_loop())
         if self.async_flush:
             self._flusher = asyncio.get_running_loop().create_task(self._flush_loop())

@@ -20,6 +20,7 @@ from namesrv.default_request_processor import DefaultRequestProcessor
 from namesrv.kv_config_manager import KVConfigManager
 from namesrv.route_info_manager import RouteInfoManager
 from remoting.server import RemotingServer
+from remoting.tls import TlsSystemConfig
 
 __all__ = ["NamesrvController"]
 
@@ -32,7 +33,8 @@ FIRST_SCAN_DELAY_MS = 5_000
 class NamesrvController:
     """One NameServer: ``await start()``, serve until ``await stop()``."""
 
-    def __init__(self, config: NamesrvConfig, *, clock: Callable[[], int] = now_ms):
+    def __init__(self, config: NamesrvConfig, *, clock: Callable[[], int] = now_ms,
+                 tls: TlsSystemConfig | None = None):
         self.config = config
         self.kv_config_manager = KVConfigManager(config.kvConfigPath)
         self.route_info_manager = RouteInfoManager(config.brokerChannelExpiredTime, clock)
@@ -45,7 +47,7 @@ class NamesrvController:
             run_io=self._run_io,
             persist_config=self._persist_config,
         )
-        self.server = RemotingServer(config.bindAddress, config.listenPort, name="namesrv")
+        self.server = RemotingServer(config.bindAddress, config.listenPort, name="namesrv", tls=tls)
         self.processor.register(self.server)
         self.server.add_connection_listener(on_close=self._on_channel_close)
         self._scan_task: asyncio.Task | None = None

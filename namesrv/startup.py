@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 
@@ -24,6 +25,7 @@ from common.config import (
     unknown_keys,
 )
 from namesrv.config import NamesrvConfig
+from remoting.tls import TlsSystemConfig
 
 __all__ = ["main", "build_config", "serve"]
 
@@ -56,13 +58,21 @@ def _parse_port(text: str) -> int:
     return int(raw)
 
 
+def build_tls(args: argparse.Namespace) -> TlsSystemConfig:
+    """The ``tls.*`` keys of the ``-c`` file (RocketMQ reads them as system properties). Raises ConfigError."""
+    if not args.configFile:
+        return TlsSystemConfig()
+    props = load_properties_file(args.configFile)
+    return TlsSystemConfig.from_properties(props, os.path.dirname(os.path.abspath(args.configFile)))
+
+
 def build_config(args: argparse.Namespace) -> NamesrvConfig:
     """Defaults, then the ``-c`` file, then ``-n``; validated. Raises ConfigError."""
     config = NamesrvConfig()
     if args.configFile:
         props = load_properties_file(args.configFile)
         apply_properties(config, props)
-        extra = unknown_keys(props, config)
+        extra = [k for k in unknown_keys(props, config) if k not in TlsSystemConfig.KEYS]
         if extra:
             print(f"{PROG}: ignoring unknown config keys: {', '.join(extra)}", file=sys.stderr)
     if args.listenPort is not None:
@@ -71,11 +81,11 @@ def build_config(args: argparse.Namespace) -> NamesrvConfig:
     return config
 
 
-async def serve(config: NamesrvConfig) -> int:
+async def serve(config: NamesrvConfig, tls: TlsSystemConfig | None = None) -> int:
     """Run a NameServer until SIGTERM/SIGINT; returns the exit code."""
     from namesrv.namesrv_controller import NamesrvController
 
-    controller = NamesrvController(config)
+    controller = NamesrvController(config, tls=tls)
     try:
         await controller.start()
     except OSError as e:
@@ -117,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         config = build_config(args)
+        tls = build_tls(args)
     except ConfigError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
@@ -129,5 +140,5 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import uvloop
     except ImportError:  # pragma: no cover - uvloop is a dependency
-        return asyncio.run(serve(config))
-    return uvloop.run(serve(config))
+        return asyncio.run(serve(config, tls))
+    return uvloop.run(serve(config, tls))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 
 from remoting.codec import DEFAULT_MAX_FRAME_SIZE
 from remoting.command import RemotingCommand
@@ -40,9 +41,12 @@ class RemotingClient(Endpoint):
         connect_timeout: float = 3.0,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         name: str = "client",
+        ssl_context: ssl.SSLContext | None = None,
     ):
         super().__init__(max_frame_size=max_frame_size, name=name)
         self.connect_timeout = connect_timeout
+        #: connect with TLS when set (remoting.tls.TlsSystemConfig.client_context)
+        self.ssl_context = ssl_context
         self._conns: dict[str, Connection] = {}
         self._connecting: dict[str, asyncio.Task] = {}
         self._closed = False
@@ -83,10 +87,13 @@ class RemotingClient(Endpoint):
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(self.connect_timeout):
-                _transport, conn = await loop.create_connection(lambda: self._make_connection(False), host, port)
+                _transport, conn = await loop.create_connection(
+                    lambda: self._make_connection(False), host, port,
+                    **({"ssl": self.ssl_context, "server_hostname": ""} if self.ssl_context is not None else {}),
+                )
         except TimeoutError as e:
             raise RemotingConnectError(f"connect to {addr} timed out after {self.connect_timeout}s") from e
-        except OSError as e:
+        except (OSError, ssl.SSLError) as e:
             raise RemotingConnectError(f"connect to {addr} failed: {e}") from e
         if self._closed:
             conn.close()

@@ -97,6 +97,8 @@ _loads = orjson.loads
 _dumps = orjson.dumps
 _JSONDecodeError = orjson.JSONDecodeError
 _OTHER = LanguageCode.OTHER
+_INT_MIN = -(2**31)
+_INT_MAX = 2**31 - 1
 _LANG_JAVA = LanguageCode.JAVA
 
 
@@ -105,19 +107,26 @@ _LANG_JAVA = LanguageCode.JAVA
 
 def _json_int(d: dict, key: str, default: int) -> int:
     v = d.get(key, default)
-    if type(v) is int:
-        return v
     if v is None:
         return default
+    n = None
+    if type(v) is int:
+        n = v
     # fastjson also reads "123" and 123.0 into an int field.
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if isinstance(v, str):
+    elif isinstance(v, float) and v.is_integer():
+        n = int(v)
+    elif isinstance(v, str):
         try:
-            return int(v.strip())
+            n = int(v.strip())
         except ValueError:
             pass
-    raise RemoteProtocolError(f"JSON header field {key!r} is not an integer: {v!r}")
+    if n is None:
+        raise RemoteProtocolError(f"JSON header field {key!r} is not an integer: {v!r}")
+    # The Java fields are ints: a value out of range is a malformed header there too (and would
+    # make our own response unencodable).
+    if not _INT_MIN <= n <= _INT_MAX:
+        raise RemoteProtocolError(f"JSON header field {key!r} is out of the int range: {v!r}")
+    return n
 
 
 def _ext_str(v: Any) -> str:
@@ -140,7 +149,7 @@ def _decode_json(raw: memoryview | bytes) -> RemotingCommand:
     cmd = _new_command(RemotingCommand)
     g = d.get
     v = g("code")
-    cmd.code = v if type(v) is int else _json_int(d, "code", 0)
+    cmd.code = v if type(v) is int and _INT_MIN <= v <= _INT_MAX else _json_int(d, "code", 0)
     lang = g("language", "JAVA")
     if type(lang) is str:
         # Unknown names (a newer client) are kept as OTHER rather than refused.
@@ -152,11 +161,11 @@ def _decode_json(raw: memoryview | bytes) -> RemotingCommand:
     else:
         raise RemoteProtocolError(f"JSON header field 'language' is invalid: {lang!r}")
     v = g("version")
-    cmd.version = v if type(v) is int else _json_int(d, "version", 0)
+    cmd.version = v if type(v) is int and _INT_MIN <= v <= _INT_MAX else _json_int(d, "version", 0)
     v = g("opaque")
-    cmd.opaque = v if type(v) is int else _json_int(d, "opaque", 0)
+    cmd.opaque = v if type(v) is int and _INT_MIN <= v <= _INT_MAX else _json_int(d, "opaque", 0)
     v = g("flag")
-    cmd.flag = v if type(v) is int else _json_int(d, "flag", 0)
+    cmd.flag = v if type(v) is int and _INT_MIN <= v <= _INT_MAX else _json_int(d, "flag", 0)
     remark = g("remark")
     if remark is not None and type(remark) is not str:
         remark = str(remark)

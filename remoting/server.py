@@ -18,6 +18,7 @@ import socket
 
 from remoting.codec import DEFAULT_MAX_FRAME_SIZE
 from remoting.connection import Connection, Endpoint, Handler
+from remoting.tls import PermissiveAcceptor, TlsMode, TlsSystemConfig, listening_socket
 
 __all__ = ["RemotingServer", "Connection", "Handler"]
 
@@ -36,8 +37,11 @@ class RemotingServer(Endpoint):
         name: str = "server",
         backlog: int = 1024,
         idle_timeout: float | None = 120.0,
+        tls: TlsSystemConfig | None = None,
     ):
         super().__init__(max_frame_size=max_frame_size, name=name)
+        #: TLS settings (remoting.tls); None or mode disabled serves plaintext only
+        self.tls = tls
         self.host = host
         self._port = port
         self._backlog = backlog
@@ -50,18 +54,28 @@ class RemotingServer(Endpoint):
     async def start(self) -> None:
         """Bind and start accepting (``port=0`` picks a free port, see :attr:`port`)."""
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(
-            lambda: self._make_connection(True),
-            self.host,
-            self._port,
-            reuse_address=True,
-            backlog=self._backlog,
-            family=socket.AF_INET if self.host and ":" not in self.host else socket.AF_UNSPEC,
-        )
+        mode = self.tls.server_mode if self.tls is not None else TlsMode.DISABLED
+        if mode == TlsMode.PERMISSIVE:  # TLS and plaintext on one port: sniff each connection
+            acceptor = PermissiveAcceptor(
+                listening_socket(self.host, self._port, self._backlog),
+                lambda: self._make_connection(True), self.tls.server_context(), self.idle_timeout,
+            )
+            acceptor.start()
+            self._server = acceptor  # type: ignore[assignment]
+        else:
+            self._server = await loop.create_server(
+                lambda: self._make_connection(True),
+                self.host,
+                self._port,
+                reuse_address=True,
+                backlog=self._backlog,
+                family=socket.AF_INET if self.host and ":" not in self.host else socket.AF_UNSPEC,
+                ssl=self.tls.server_context() if mode == TlsMode.ENFORCING else None,
+            )
         self._port = self._server.sockets[0].getsockname()[1]
         if self.idle_timeout:
             self._idle_handle = loop.call_later(self._idle_period(), self._close_idle)
-        log.info("%s: listening on %s:%s", self.name, self.host, self._port)
+        log.info("%s: listening on %s:%s (TLS %s)", self.name, self.host, self._port, mode)
 
     def _idle_period(self) -> float:
         return max(min(self.idle_timeout / 4, 10.0), 0.01)

@@ -139,6 +139,8 @@ class DLedgerCommitLog(CommitLog):
         self.dledger_config: DLedgerConfig | None = None
         self.divided_commitlog_offset = 0
         self.role_listener = None
+        #: peer TLS settings (remoting.tls.TlsSystemConfig); may be set before :meth:`load`
+        self.tls = None
         self.reput_waker = None  # set by DLedgerReputMessageService
         self._scratch: _Scratch | None = None
         self._last_store_ts = 0
@@ -172,6 +174,7 @@ class DLedgerCommitLog(CommitLog):
             on_role_change=self._on_role_change,
             on_committed=self._on_committed,
             async_flush=True,  # DLedger's FlushDataService: flushed every flushFileInterval ms
+            tls=self.tls,
         )
         return True
 

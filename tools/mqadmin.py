@@ -674,6 +674,8 @@ async def producer_info(admin: MQAdmin, args) -> None:
 
 # -- main ---------------------------------------------------------------------------------------------------------------
 
+from tools import mqadmin_acl  # noqa: E402  (registers the ACL commands; it imports @command from here)
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2
@@ -687,12 +689,14 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (help_text, setup, _fn) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.add_argument("-n", dest="namesrvAddr", help="Name server address list, eg: '192.168.0.1:9876;192.168.0.2:9876'")
+        mqadmin_acl.add_global_options(p)
         setup(p)
     return parser
 
 
 async def _run(args) -> None:
-    admin = MQAdmin(args.namesrvAddr or os.environ.get("NAMESRV_ADDR"))
+    admin = MQAdmin(args.namesrvAddr or os.environ.get("NAMESRV_ADDR"),
+                    credentials=mqadmin_acl.credentials_from(args), use_tls=args.useTLS)
     try:
         await COMMANDS[args.cmd][2](admin, args)
     finally:
@@ -726,4 +730,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # run the imported module, whose COMMANDS the add-on command modules registered into
+    from tools import mqadmin as _module
+
+    sys.exit(_module.main())

@@ -1,10 +1,9 @@
-"""ACL 1.0 management requests on a broker without ACL: UPDATE_AND_CREATE_ACL_CONFIG (50), DELETE_ACL_CONFIG (51),
+"""ACL 1.0 management requests: UPDATE_AND_CREATE_ACL_CONFIG (50), DELETE_ACL_CONFIG (51),
 GET_BROKER_CLUSTER_ACL_INFO (52), UPDATE_GLOBAL_WHITE_ADDRS_CONFIG (53), GET_BROKER_CLUSTER_ACL_CONFIG (54).
 
-This broker has no access validator (acl.md is not built), which is the state of a
-RocketMQ 4.9.7 broker with ``aclEnable=false``. There the request header is decoded
-first (a missing ``@CFNotNull`` field answers SYSTEM_ERROR), then the missing
-validator fails the request:
+With ``aclEnable=true`` they edit and report the PlainPermissionManager's files (acl.md §7), with
+4.9.7's codes and remarks. Without ACL the header is decoded first (a missing ``@CFNotNull`` field
+answers SYSTEM_ERROR), then:
 
 * 50/51/53 answer their own failure codes 209/210/211 (4.9.7: remark null; 5.x up to
   5.3.2: "The broker does not enable acl.", which we send as the remark);
@@ -15,7 +14,9 @@ validator fails the request:
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import logging
+from typing import Any, Protocol
 
 from broker.config import BrokerConfig
 from remoting.codes import ResponseCode
@@ -23,43 +24,125 @@ from remoting.command import RemotingCommand
 from remoting.header.admin_extra import (
     CreateAccessConfigRequestHeader,
     DeleteAccessConfigRequestHeader,
+    GetBrokerAclConfigResponseHeader,
     UpdateGlobalWhiteAddrsConfigRequestHeader,
 )
 
-__all__ = ["AclAdminProcessor", "ACL_NOT_ENABLED"]
+__all__ = ["AclAdminProcessor", "ACL_NOT_ENABLED", "AclConfigStore"]
+
+log = logging.getLogger("broker.acl")
 
 ACL_NOT_ENABLED = "The broker does not enable acl."
-_ACL_NOT_BUILT = "The broker does not support acl: aclEnable is set but no access validator is available."
+
+
+class AclConfigStore(Protocol):
+    """What the processor needs from broker.acl.plain_permission_manager.PlainPermissionManager."""
+
+    def update_account(self, conf: dict) -> None: ...
+
+    def delete_account(self, access_key: str) -> bool: ...
+
+    def update_global_white_addrs(self, addrs: list[str], file_name: str | None) -> bool: ...
+
+    def data_version(self, path: str | None = None) -> dict[str, int]: ...
+
+    def all_data_versions(self) -> dict[str, dict[str, int]]: ...
+
+    def all_acl_config(self) -> dict: ...
+
+
+def _split(text: str | None) -> list[str] | None:
+    """UtilAll.split: None stays None, blank is empty, else the trimmed non-empty items."""
+    if text is None:
+        return None
+    return [p.strip() for p in text.split(",") if p.strip()]
+
+
+def _has_line_break(*values: Any) -> bool:
+    return any(isinstance(v, str) and ("\n" in v or "\r" in v) for v in values)
 
 
 class AclAdminProcessor:
-    """Answers the ACL admin codes of a broker that has no access validator."""
+    """See the module docstring; ``acl`` is None when the broker runs without ACL."""
 
-    def __init__(self, broker_config: BrokerConfig):
+    def __init__(self, broker_config: BrokerConfig, acl: AclConfigStore | None = None, broker_addr: str = ""):
         self.broker_config = broker_config
-
-    def _reason(self) -> str:
-        return _ACL_NOT_BUILT if self.broker_config.aclEnable else ACL_NOT_ENABLED
+        self.acl = acl
+        self.broker_addr = broker_addr
 
     def update_and_create_acl_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        """UPDATE_AND_CREATE_ACL_CONFIG (50): UPDATE_AND_CREATE_ACL_CONFIG_FAILED (209); nothing is written."""
-        req.decode_header(CreateAccessConfigRequestHeader)
-        return req.response_to(ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED, self._reason())
+        h = req.decode_header(CreateAccessConfigRequestHeader)
+        failed = ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED
+        if self.acl is None:
+            return req.response_to(failed, ACL_NOT_ENABLED)
+        conf = {
+            "accessKey": h.accessKey,
+            "secretKey": h.secretKey,
+            "whiteRemoteAddress": h.whiteRemoteAddress,
+            "admin": h.admin,
+            "defaultTopicPerm": h.defaultTopicPerm,
+            "defaultGroupPerm": h.defaultGroupPerm,
+            "topicPerms": _split(h.topicPerms),
+            "groupPerms": _split(h.groupPerms),
+        }
+        if _has_line_break(*conf.values(), h.topicPerms, h.groupPerms):
+            return req.response_to(failed, "ACL values must not contain line breaks")
+        try:
+            self.acl.update_account(conf)
+        except Exception as e:  # AclException or an I/O error: the file is unchanged
+            log.warning("updateAclConfig %s from %s failed: %s", h.accessKey, conn.remote_addr, e)
+            return req.response_to(failed, str(e))
+        log.info("ACL account %s updated by %s", h.accessKey, conn.remote_addr)
+        return req.response_to(ResponseCode.SUCCESS)
 
     def delete_acl_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        """DELETE_ACL_CONFIG (51): DELETE_ACL_CONFIG_FAILED (210)."""
-        req.decode_header(DeleteAccessConfigRequestHeader)
-        return req.response_to(ResponseCode.DELETE_ACL_CONFIG_FAILED, self._reason())
+        h = req.decode_header(DeleteAccessConfigRequestHeader)
+        failed = ResponseCode.DELETE_ACL_CONFIG_FAILED
+        if self.acl is None:
+            return req.response_to(failed, ACL_NOT_ENABLED)
+        try:
+            ok = self.acl.delete_account(h.accessKey)
+        except Exception as e:
+            return req.response_to(failed, str(e))
+        if not ok:
+            return req.response_to(
+                failed, f"The accessKey[{h.accessKey}] corresponding to accessConfig has been deleted failed."
+            )
+        log.info("ACL account %s deleted by %s", h.accessKey, conn.remote_addr)
+        return req.response_to(ResponseCode.SUCCESS)
 
     def update_global_white_addrs_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        """UPDATE_GLOBAL_WHITE_ADDRS_CONFIG (53): UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED (211)."""
-        req.decode_header(UpdateGlobalWhiteAddrsConfigRequestHeader)
-        return req.response_to(ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED, self._reason())
+        h = req.decode_header(UpdateGlobalWhiteAddrsConfigRequestHeader)
+        failed = ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED
+        if self.acl is None:
+            return req.response_to(failed, ACL_NOT_ENABLED)
+        if _has_line_break(h.globalWhiteAddrs, h.aclFileFullPath):
+            return req.response_to(failed, "ACL values must not contain line breaks")
+        try:
+            ok = self.acl.update_global_white_addrs(_split(h.globalWhiteAddrs) or [], h.aclFileFullPath or None)
+        except Exception as e:
+            return req.response_to(failed, str(e))
+        if not ok:
+            return req.response_to(
+                failed, f"The globalWhiteAddresses[{h.globalWhiteAddrs}] has been updated failed."
+            )
+        return req.response_to(ResponseCode.SUCCESS)
 
     def get_broker_cluster_acl_info(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        """GET_BROKER_CLUSTER_ACL_INFO (52): SYSTEM_ERROR (no ACL versions to report)."""
-        return req.response_to(ResponseCode.SYSTEM_ERROR, self._reason())
+        if self.acl is None:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, ACL_NOT_ENABLED)
+        bc = self.broker_config
+        header = GetBrokerAclConfigResponseHeader(
+            version=json.dumps(self.acl.data_version(), separators=(",", ":")),
+            brokerName=bc.brokerName,
+            brokerAddr=self.broker_addr,
+            clusterName=bc.brokerClusterName,
+            allAclFileVersion=json.dumps(self.acl.all_data_versions(), separators=(",", ":")),
+        )
+        return req.response_to(ResponseCode.SUCCESS, header=header)
 
     def get_broker_cluster_acl_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        """GET_BROKER_CLUSTER_ACL_CONFIG (54): SYSTEM_ERROR (no accounts to report)."""
-        return req.response_to(ResponseCode.SYSTEM_ERROR, self._reason())
+        if self.acl is None:
+            return req.response_to(ResponseCode.SYSTEM_ERROR, ACL_NOT_ENABLED)
+        body = json.dumps(self.acl.all_acl_config(), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return req.response_to(ResponseCode.SUCCESS, body=body)

@@ -99,13 +99,20 @@ class SendHeader:
 _V2_KEYS = ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m")
 
 
-def _int(name: str, v: Any) -> int:
-    if type(v) is int:
-        return v
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        raise HeaderError(f"header field {name} is not a number: {v!r}") from None
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+
+
+def _int(name: str, v: Any, long: bool = False) -> int:
+    if type(v) is not int:
+        try:
+            v = int(v)
+        except (TypeError, ValueError):
+            raise HeaderError(f"header field {name} is not a number: {v!r}") from None
+    # Integer.parseInt / Long.parseLong refuse what does not fit (and the store could not write it)
+    if not ((_LONG_MIN <= v <= _LONG_MAX) if long else (_INT_MIN <= v <= _INT_MAX)):
+        raise HeaderError(f"header field {name} is out of range: {v!r}")
+    return v
 
 
 def _parse_v2_fast(ext: dict) -> SendHeader | None:
@@ -126,6 +133,10 @@ def _parse_v2_fast(ext: dict) -> SendHeader | None:
         h.flag = int(ext["h"])
     except (KeyError, ValueError, TypeError):
         return None
+    if not (_INT_MIN <= h.queueId <= _INT_MAX and _LONG_MIN <= h.bornTimestamp <= _LONG_MAX
+            and _INT_MIN <= h.flag <= _INT_MAX and _INT_MIN <= h.sysFlag <= _INT_MAX
+            and _INT_MIN <= h.defaultTopicQueueNums <= _INT_MAX):
+        return None  # the general parse names the field
     g = ext.get
     h.properties = g("i")
     v = g("j")
@@ -165,7 +176,7 @@ def parse_send_header(ext: dict | None, v2: bool) -> SendHeader:
     h.defaultTopicQueueNums = _int(keys[3], vals[3])
     h.queueId = _int(keys[4], vals[4])
     h.sysFlag = _int(keys[5], vals[5])
-    h.bornTimestamp = _int(keys[6], vals[6])
+    h.bornTimestamp = _int(keys[6], vals[6], long=True)
     h.flag = _int(keys[7], vals[7])
     h.properties = vals[8]
     h.reconsumeTimes = None if vals[9] is None else _int(keys[9], vals[9])

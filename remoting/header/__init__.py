@@ -34,6 +34,9 @@ __all__ = ["CommandHeader", "HeaderError", "header"]
 
 T = TypeVar("T", bound="CommandHeader")
 
+_LONG_MIN = -(2**63)
+_LONG_MAX = 2**63 - 1
+
 
 class HeaderError(ValueError):
     """A request header is missing a required field or has an unparsable value."""
@@ -56,16 +59,19 @@ def _parse(name: str, typ: type, raw: Any) -> Any:
             return raw
         return str(raw).strip().lower() == "true"  # Boolean.parseBoolean
     if typ is int:
-        if isinstance(raw, int) and not isinstance(raw, bool):
+        if isinstance(raw, int) and not isinstance(raw, bool) and _LONG_MIN <= raw <= _LONG_MAX:
             return raw
-        if isinstance(raw, float) and raw.is_integer():
+        if isinstance(raw, float) and raw.is_integer() and _LONG_MIN <= raw <= _LONG_MAX:
             return int(raw)
         s = str(raw)
         # Java's parseInt/parseLong accept an optional sign and ASCII digits only.
         body = s[1:] if s[:1] in "+-" else s
         if not body or not body.isascii() or not body.isdigit():
             raise HeaderError(f"header field {name} is not a number: {s!r}")
-        return int(s, 10)
+        v = int(s, 10)
+        if not _LONG_MIN <= v <= _LONG_MAX:  # Long.parseLong refuses it; the store could not write it
+            raise HeaderError(f"header field {name} is out of range: {s!r}")
+        return v
     if typ is float:
         try:
             return float(raw)

@@ -53,6 +53,13 @@ def _b(v) -> bytes:
     return v.encode("utf-8") if isinstance(v, str) else v
 
 
+def _credentials(client) -> None:
+    """ACL session credentials from DRIVER_ACCESS_KEY / DRIVER_SECRET_KEY, when set (the C++ client signs then)."""
+    ak, sk = os.environ.get("DRIVER_ACCESS_KEY"), os.environ.get("DRIVER_SECRET_KEY")
+    if ak and sk:
+        client.set_session_credentials(ak, sk, "ALIYUN")
+
+
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -110,6 +117,7 @@ def send(args) -> dict:
     producer = Producer(spec.get("group", "interop-producer"))
     producer.set_namesrv_addr(args.namesrv)
     producer.set_timeout(int(spec.get("timeout_ms", 5000)))
+    _credentials(producer)
     if "compress_level" in spec:
         producer.set_compress_level(int(spec["compress_level"]))
     if "max_size" in spec:
@@ -270,6 +278,7 @@ def consume(args) -> dict:
     model = MessageModel.BROADCASTING if args.broadcast else MessageModel.CLUSTERING
     consumer = PushConsumer(args.group, orderly=args.orderly, message_model=model)
     consumer.set_namesrv_addr(args.namesrv)
+    _credentials(consumer)
     if args.instance:
         consumer.set_instance_name(args.instance)
     if args.max_reconsume:
@@ -301,6 +310,7 @@ def pull(args) -> dict:
 
     consumer = PullConsumer(args.group)
     consumer.set_namesrv_addr(args.namesrv)
+    _credentials(consumer)
     consumer.start()
     _KEEP_ALIVE.append(consumer)
     mqs_ptr = ctypes.POINTER(_CMessageQueue)()

@@ -1,0 +1,142 @@
+"""What ACL and TLS cost the broker: sends/s with ACL on (every request's signature checked) and off, with
+TLS on and off, 16 and 64 senders, the configurations interleaved (A B C A B C ...) in one run.
+
+Each configuration runs its own bin/mqbroker (ACL and TLS are start-up settings) driven by the raw
+sender processes of bench/broker_load.py (precomputed frames; with ACL each sender signs its header
+once, the broker verifies every request). Prints per round and the medians per configuration, plus
+the broker's CPU per message (less distorted by a shared machine than the throughput). Never asserts.
+
+    .venv/bin/python bench/bench_security.py [--seconds 4] [--procs 2] [--rounds 2] [--body 1024]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from bench.bench_broker import send_round, start_broker, stop_broker  # noqa: E402
+
+ACL_YML = """accounts:
+  - accessKey: benchuser
+    secretKey: benchsecret
+    defaultTopicPerm: PUB
+    defaultGroupPerm: SUB
+  - accessKey: benchadmin
+    secretKey: benchsecret
+    admin: true
+"""
+
+
+def make_cert(workdir: str) -> tuple[str, str]:
+    cert, key = os.path.join(workdir, "cert.pem"), os.path.join(workdir, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "2", "-subj", "/CN=localhost"], check=True, capture_output=True, timeout=60)
+    return cert, key
+
+
+def run_config(name: str, args, cert_key: tuple[str, str] | None) -> dict[int, dict]:
+    workdir = tempfile.mkdtemp(prefix=f"bench-sec-{name}-")
+    extra: dict[str, str] = {}
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    client_env: dict[str, str] = {}
+    if name == "acl":
+        home = os.path.join(workdir, "home")
+        os.makedirs(os.path.join(home, "conf"))
+        with open(os.path.join(home, "conf", "plain_acl.yml"), "w") as f:
+            f.write(ACL_YML)
+        extra.update(aclEnable="true", rocketmqHome=home)
+        env["ROCKETMQ_HOME"] = home
+        client_env = {"BENCH_ACCESS_KEY": "benchuser", "BENCH_SECRET_KEY": "benchsecret"}
+    elif name == "tls":
+        cert, key = cert_key
+        extra.update({"tls.server.mode": "enforcing", "tls.server.certPath": cert, "tls.server.keyPath": key})
+        client_env = {"BENCH_TLS": "1"}
+    broker, port, _ = start_broker(workdir, "ASYNC_FLUSH", extra, env=env)
+    addr = f"127.0.0.1:{port}"
+    out: dict[int, dict] = {}
+    old = {k: os.environ.get(k) for k in ("BENCH_ACCESS_KEY", "BENCH_SECRET_KEY", "BENCH_TLS")}
+    try:
+        _create_topic(addr, tls=name == "tls", signed=name == "acl")
+        os.environ.update(client_env)
+        with mp.get_context("fork").Pool(args.procs) as pool:  # forked after the env is set
+            for senders in (16, 64):
+                out[senders] = send_round(pool, addr, "BenchTopic", senders, args.procs, args.seconds, args.body,
+                                          1, 8, 2_000_000, broker.pid)
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        stop_broker(broker)
+        shutil.rmtree(workdir, ignore_errors=True)
+    return out
+
+
+def _create_topic(addr: str, tls: bool, signed: bool) -> None:
+    import asyncio
+
+    from client.acl import AclClientRPCHook, SessionCredentials
+    from remoting.client import RemotingClient
+    from remoting.codes import RequestCode
+    from remoting.command import RemotingCommand
+    from remoting.tls import TlsSystemConfig
+
+    async def go():
+        async with RemotingClient(ssl_context=TlsSystemConfig().client_context() if tls else None) as c:
+            h = {"topic": "BenchTopic", "defaultTopic": "TBW102", "readQueueNums": 8, "writeQueueNums": 8,
+                 "perm": 6, "topicFilterType": "SINGLE_TAG", "order": "false"}
+            cmd = RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, h)
+            if signed:
+                AclClientRPCHook(SessionCredentials("benchadmin", "benchsecret")).do_before_request(addr, cmd)
+            r = await c.invoke(addr, cmd, 5)
+            assert r.code == 0, r.remark
+
+    asyncio.run(go())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--procs", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=2, help="times each configuration runs (interleaved)")
+    ap.add_argument("--body", type=int, default=1024)
+    args = ap.parse_args()
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    work = tempfile.mkdtemp(prefix="bench-sec-certs-")
+    cert_key = make_cert(work) if shutil.which("openssl") else None
+    configs = ["plain", "acl"] + (["tls"] if cert_key else [])
+    results: dict[tuple[str, int], list[dict]] = {}
+    try:
+        for rnd in range(args.rounds):
+            for name in configs:
+                for senders, r in run_config(name, args, cert_key).items():
+                    results.setdefault((name, senders), []).append(r)
+                    print(f"round {rnd + 1} {name:5s} {senders:3d} senders: {r['msgs'] / r['elapsed']:8.0f} msgs/s  "
+                          f"p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms  errors {r['errors']} {r['codes'] or ''}  "
+                          f"broker CPU {r['broker_cpu'] / max(r['msgs'], 1) * 1e6:.1f} us/msg", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("medians:")
+    for senders in (16, 64):
+        base = statistics.median(r["msgs"] / r["elapsed"] for r in results[("plain", senders)])
+        base_cpu = statistics.median(r["broker_cpu"] / max(r["msgs"], 1) for r in results[("plain", senders)])
+        for name in configs:
+            rs = results[(name, senders)]
+            rate = statistics.median(r["msgs"] / r["elapsed"] for r in rs)
+            cpu = statistics.median(r["broker_cpu"] / max(r["msgs"], 1) for r in rs)
+            print(f"  {name:5s} {senders:3d} senders: {rate:8.0f} msgs/s ({(rate / base - 1) * 100:+.1f}% vs plain)  "
+                  f"broker CPU {cpu * 1e6:.1f} us/msg ({(cpu / base_cpu - 1) * 100:+.1f}%)")
+
+
+if __name__ == "__main__":
+    main()
