@@ -345,11 +345,23 @@ class EmbeddedCluster:
         broker = create_broker(configs)
         try:
             await broker.start()
+            if not configs.store.enableDLegerCommitLog:
+                # registered before start/restart returns: a client asking for routes then finds it
+                # (DLedger nodes register when their role is settled; start waits for the leader)
+                await self._wait_registered(broker.identity.broker_addr, 10.0)
         except BaseException:
             with contextlib.suppress(Exception):
                 await broker.shutdown()
             raise
         b.broker = broker
+
+    async def _wait_registered(self, addr: str, timeout: float) -> None:
+        live = self.namesrv.route_info_manager.broker_live_table
+        deadline = time.monotonic() + timeout
+        while addr not in live:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"broker {addr} did not register with the NameServer in {timeout}s")
+            await asyncio.sleep(0.005)
 
     async def _stop_broker(self, b: EmbeddedBroker) -> None:
         broker, b.broker = b.broker, None
