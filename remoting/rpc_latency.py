@@ -1,0 +1,84 @@
+"""RPC latency as RocketMQ 5.x's RemotingMetricsManager exports it, taken by an RPCHook.
+
+``rocketmq_rpc_latency`` (unit milliseconds, so on the wire
+``rocketmq_rpc_latency_milliseconds_bucket{protocol_type, request_code, response_code}``),
+buckets 1, 3, 5, 7, 10, 100, 1000, 2000, 3000 ms as 5.x's view. Codes are named as 5.x's
+RemotingHelper names them: the enum name in lower case ("send_message_v2", "success").
+
+The clock starts in ``do_before_request`` and stops when the response is encoded; a late
+response (``send_response``, e.g. a group-committed send or a held pull) is matched by its
+opaque. Starts wait in a dict on the connection, so a connection that dies with requests
+in flight takes them with it; oneway requests get no response and are not timed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client.metrics_core import HistogramMetricFamily
+
+from common.metrics_exporter import LocalHistogram, histogram_family
+from remoting.codes import RPC_ONEWAY, RequestCode, ResponseCode
+from remoting.command import RemotingCommand
+
+__all__ = ["RpcLatencyHook", "RPC_LATENCY_BUCKETS_MS", "RPC_LATENCY_METRIC", "request_code_desc", "response_code_desc"]
+
+RPC_LATENCY_METRIC = "rocketmq_rpc_latency_milliseconds"
+RPC_LATENCY_BUCKETS_MS = (1.0, 3.0, 5.0, 7.0, 10.0, 100.0, 1000.0, 2000.0, 3000.0)
+_KEY = "rpc_latency_t0"
+_perf = time.perf_counter
+
+
+def request_code_desc(code: int) -> str:
+    try:
+        return RequestCode(code).name.lower()
+    except ValueError:
+        return str(code)
+
+
+def response_code_desc(code: int) -> str:
+    try:
+        return ResponseCode(code).name.lower()
+    except ValueError:
+        return str(code)
+
+
+class RpcLatencyHook:
+    """An RPCHook (``Endpoint.add_rpc_hook``) timing every answered request."""
+
+    def __init__(self, base_labels: dict[str, str]):
+        self._label_names = [*base_labels, "protocol_type", "request_code", "response_code"]
+        self._base_values = list(base_labels.values())
+        # (request code, response code) -> histogram; written on the loop only
+        self.histograms: dict[tuple[int, int], LocalHistogram] = {}
+
+    def do_before_request(self, conn: Any, request: RemotingCommand) -> None:
+        if request.flag & RPC_ONEWAY:
+            return None
+        starts = conn.attrs.get(_KEY)
+        if starts is None:
+            starts = conn.attrs[_KEY] = {}
+        starts[request.opaque] = (request.code, _perf())
+        return None
+
+    def do_after_response(self, conn: Any, request: RemotingCommand | None, response: RemotingCommand) -> None:
+        starts = conn.attrs.get(_KEY)
+        if not starts:
+            return
+        started = starts.pop(response.opaque, None)
+        if started is None:
+            return
+        code, t0 = started
+        key = (code, response.code)
+        h = self.histograms.get(key)
+        if h is None:
+            h = self.histograms[key] = LocalHistogram(RPC_LATENCY_BUCKETS_MS)
+        h.observe((_perf() - t0) * 1000.0)
+
+    def collect(self) -> Iterator[HistogramMetricFamily]:
+        base = self._base_values
+        items = [([*base, "remoting", request_code_desc(rc), response_code_desc(sc)], h)
+                 for (rc, sc), h in list(self.histograms.items())]
+        yield histogram_family(RPC_LATENCY_METRIC, "Rpc latency", self._label_names, items)
