@@ -33,11 +33,13 @@ from common.config import ConfigError
 
 __all__ = [
     "EXPORTER_TYPES",
+    "MetricsStartError",
     "PromHttpServer",
     "LocalHistogram",
     "histogram_family",
     "parse_metrics_label",
     "check_exporter_type",
+    "validate_metrics_keys",
 ]
 
 log = logging.getLogger("metrics")
@@ -45,6 +47,10 @@ log = logging.getLogger("metrics")
 EXPORTER_TYPES = ("DISABLE", "PROM")
 _LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _RESERVED = frozenset({"cluster", "node_type", "node_id"})
+
+
+class MetricsStartError(Exception):
+    """The endpoint could not start (port taken...); the text names the config keys."""
 
 
 def check_exporter_type(value: str) -> str:
@@ -82,6 +88,15 @@ def parse_metrics_label(text: str) -> dict[str, str]:
             raise ConfigError("bad value for config key metricsLabel: a value may not hold a line break")
         out[k] = v
     return out
+
+
+def validate_metrics_keys(config: Any) -> bool:
+    """Check a config's metrics keys (ConfigError names the key); True when PROM is on."""
+    on = check_exporter_type(config.metricsExporterType) == "PROM"
+    parse_metrics_label(config.metricsLabel)
+    if not 0 <= config.metricsPromExporterPort < 65536:
+        raise ConfigError(f"bad value for config key metricsPromExporterPort: {config.metricsPromExporterPort}")
+    return on
 
 
 class LocalHistogram:

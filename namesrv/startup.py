@@ -23,6 +23,7 @@ from common.config import (
     to_properties,
     unknown_keys,
 )
+from common.metrics_exporter import MetricsStartError
 from namesrv.config import NamesrvConfig
 
 __all__ = ["main", "build_config", "serve"]
@@ -85,7 +86,7 @@ async def serve(config: NamesrvConfig) -> int:
         )
         await controller.stop(grace=0)
         return 1
-    except ValueError as e:  # corrupt kvConfig.json: refuse rather than overwrite it
+    except (ValueError, MetricsStartError) as e:  # corrupt kvConfig.json: refuse rather than overwrite it
         print(f"{PROG}: {e}", file=sys.stderr)
         await controller.stop(grace=0)
         return 1

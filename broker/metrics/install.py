@@ -6,18 +6,14 @@ from typing import Any
 
 from broker.metrics.broker_metrics_manager import BrokerMetricsManager, MetricsSources
 from broker.processor.broker_config_processor import BROKER_VERSION_DESC
-from common.config import ConfigError
-from common.metrics_exporter import check_exporter_type, parse_metrics_label
+from common.metrics_exporter import check_exporter_type, validate_metrics_keys
 
 __all__ = ["install_metrics", "validate_metrics_config"]
 
 
 def validate_metrics_config(bc: Any) -> None:
     """ConfigError naming the key for a bad metricsExporterType / metricsLabel / port."""
-    check_exporter_type(bc.metricsExporterType)
-    parse_metrics_label(bc.metricsLabel)
-    if not 0 <= bc.metricsPromExporterPort < 65536:
-        raise ConfigError(f"bad value for config key metricsPromExporterPort: {bc.metricsPromExporterPort}")
+    validate_metrics_keys(bc)
 
 
 def install_metrics(b: Any, start_error: type[Exception]) -> BrokerMetricsManager | None:
