@@ -289,6 +289,7 @@ class BrokerMetricsManager:
             g = self._gauge(name, doc, ["group", "self_id"])
             g.add_metric([*base, core.member_state.group, core.self_id], v)
             yield g
+        yield from server.timings.collect(self._names, base, core.member_state.group, core.self_id)
 
 
 def _b(v: bool) -> str:
