@@ -35,3 +35,17 @@ def value(samples: dict, name: str, **labels: str) -> float | None:
     """Sum of the samples of ``name`` whose labels include ``labels``; None when none match."""
     found = [v for lab, v in samples.get(name, []) if all(lab.get(k) == want for k, want in labels.items())]
     return sum(found) if found else None
+
+
+_SUFFIXES = {"histogram": ("_bucket", "_count", "_sum"), "counter": ("_total",), "summary": ("_count", "_sum")}
+
+
+def served_names(port: int) -> set[str]:
+    """Sample names of one scrape plus those of families announced without series yet."""
+    status, _ctype, text = http_get(port)
+    assert status == 200, text
+    names = set()
+    for fam in text_string_to_metric_families(text):
+        names.update(s.name for s in fam.samples)
+        names.update(fam.name + sfx for sfx in _SUFFIXES.get(fam.type, ("",)))
+    return names
