@@ -37,6 +37,7 @@ __all__ = [
     "PromHttpServer",
     "LocalHistogram",
     "histogram_family",
+    "join_expositions",
     "parse_metrics_label",
     "check_exporter_type",
     "validate_metrics_keys",
@@ -138,6 +139,16 @@ def histogram_family(name: str, doc: str, labels: list[str],
     return fam
 
 
+_OPENMETRICS_EOF = b"# EOF\n"
+
+
+def join_expositions(live: bytes, tail: bytes, content_type: str) -> bytes:
+    """Two expositions with disjoint families as one (OpenMetrics: one ``# EOF``, at the end)."""
+    if content_type.startswith("application/openmetrics-text") and live.endswith(_OPENMETRICS_EOF):
+        return live[: -len(_OPENMETRICS_EOF)] + tail
+    return live + tail
+
+
 class PromHttpServer:
     """``GET /metrics`` and ``GET /health`` on one port, one request per connection."""
 
@@ -145,8 +156,11 @@ class PromHttpServer:
     READ_TIMEOUT_S = 5.0
 
     def __init__(self, host: str, port: int, registry: CollectorRegistry,
-                 health: Callable[[], tuple[int, bytes]] | None = None, *, name: str = "metrics"):
+                 health: Callable[[], tuple[int, bytes]] | None = None, *, name: str = "metrics",
+                 tail: Callable[[str, str], bytes] | None = None):
         self.host = host
+        # tail(accept, content type): an exposition rendered ahead (cached families) to append
+        self.tail = tail
         self.port = port
         self.registry = registry
         self.health = health
@@ -178,7 +192,14 @@ class PromHttpServer:
     def render(self, accept: str | None) -> tuple[bytes, str]:
         """The exposition for this Accept header (runs on the render thread)."""
         encoder, content_type = choose_encoder(accept or "")
-        return encoder(self.registry), content_type
+        body = encoder(self.registry)
+        if self.tail is not None:
+            body = join_expositions(body, self.tail(accept or "", content_type), content_type)
+        return body, content_type
+
+    async def run_render(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run ``fn`` on the render thread (work that must not hold the loop)."""
+        return await asyncio.get_running_loop().run_in_executor(self._render, fn, *args)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

@@ -26,7 +26,7 @@ from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamil
 
 from broker.metrics.lag_calculator import ConsumerLagCalculator, LagSnapshot
 from broker.metrics.put_metrics import PullOffsets, PutMetrics
-from common import topic_validator
+from broker.metrics.snapshot_collector import SnapshotCollector, SnapshotExposition
 from common.metrics_exporter import PromHttpServer, check_exporter_type, parse_metrics_label
 from remoting.rpc_latency import RpcLatencyHook
 
@@ -85,8 +85,11 @@ class BrokerMetricsManager:
         self.store_figures = StoreFigures()
         self.watermarks: dict[str, int] = {}
         self.registry.register(self)
+        self.snapshot_collector = SnapshotCollector(self.base_labels, bc, src.broker_ip)
+        self.snapshot_exposition = SnapshotExposition(self.snapshot_collector)
         host = bc.metricsPromExporterHost or bc.broker_ip1()
-        self.http = PromHttpServer(host, bc.metricsPromExporterPort, self.registry, self.health, name="broker-metrics")
+        self.http = PromHttpServer(host, bc.metricsPromExporterPort, self.registry, self.health, name="broker-metrics",
+                                   tail=self.snapshot_exposition.tail)
         self._task: asyncio.Task | None = None
 
     # -- life cycle ------------------------------------------------------------------
@@ -120,6 +123,7 @@ class BrokerMetricsManager:
         self.put_metrics.forget(set(self.src.topics.table))
         self.watermarks = dict(self.src.watermarks())
         self.store_figures = self._store_figures()
+        await self.http.run_render(self.snapshot_exposition.publish, snap)
         return snap
 
     def _store_figures(self) -> StoreFigures:
@@ -183,15 +187,13 @@ class BrokerMetricsManager:
         return GaugeMetricFamily(name, doc, labels=[*self._names, *(extra or [])])
 
     def collect(self) -> Iterator[Metric]:
+        """The live part: counters and histograms of the hot paths, small gauges."""
         yield from self.put_metrics.collect()
         yield from self.rpc_hook.collect()
         yield from self._collect_out()
-        snap = self.lag.snapshot
-        yield from self._collect_lag(snap)
-        yield from self._collect_broker(snap)
+        yield from self._collect_broker()
         yield from self._collect_store()
         yield from self._collect_dledger()
-        yield from _exporter_families(snap, self.src.broker_config, self.src.broker_ip)
 
     def _collect_out(self) -> Iterator[Metric]:
         names, base = self._names, self._base
@@ -209,45 +211,14 @@ class BrokerMetricsManager:
         yield out_n
         yield out_b
 
-    def _collect_lag(self, snap: LagSnapshot) -> Iterator[Metric]:
-        base = self._base
-        extra = ["consumer_group", "topic", "is_retry", "is_system"]
-        lag = self._gauge("rocketmq_consumer_lag_messages", "Consumer lag messages", extra)
-        lat = self._gauge("rocketmq_consumer_lag_latency_milliseconds", "Consumer lag time", extra)
-        inf = self._gauge("rocketmq_consumer_inflight_messages", "Consumer inflight messages", extra)
-        ready = self._gauge("rocketmq_consumer_ready_messages", "Consumer ready messages", extra)
-        for r in snap.lags:
-            labels = [*base, r.group, r.topic, _b(r.is_retry), _b(_is_system(r.topic, r.group))]
-            lag.add_metric(labels, r.lag)
-            lat.add_metric(labels, r.lag_latency_ms)
-            inf.add_metric(labels, r.inflight)
-            ready.add_metric(labels, max(0, r.lag - r.inflight))
-        dlq = CounterMetricFamily("rocketmq_send_to_dlq_messages", "Consumer send to DLQ messages",
-                                  labels=[*self._names, "consumer_group", "is_system"])
-        for group, n in snap.dlq.items():
-            dlq.add_metric([*base, group, _b(_is_system("", group))], n)
-        yield from (lag, lat, inf, ready, dlq)
-
-    def _collect_broker(self, snap: LagSnapshot) -> Iterator[Metric]:
+    def _collect_broker(self) -> Iterator[Metric]:
         base = self._base
         bc, sc = self.src.broker_config, self.src.store_config
-        g = self._gauge("rocketmq_producer_connections", "Producer connections", ["language", "version", "protocol_type"])
-        for (lang, ver), n in snap.producer_connections.items():
-            g.add_metric([*base, lang, str(ver), "remoting"], n)
-        yield g
-        g = self._gauge("rocketmq_consumer_connections", "Consumer connections",
-                        ["consumer_group", "language", "version", "consume_mode", "protocol_type", "is_system"])
-        for (group, lang, ver, mode), n in snap.consumer_connections.items():
-            g.add_metric([*base, group, lang, str(ver), mode, "remoting", _b(_is_system("", group))], n)
-        yield g
         g = self._gauge("rocketmq_topic_number", "Active topic number")
         g.add_metric(base, len(self.src.topics.table))
         yield g
         g = self._gauge("rocketmq_consumer_group_number", "Active subscription group number")
         g.add_metric(base, len(self.src.groups.table))
-        yield g
-        g = self._gauge("rocketmq_half_messages", "Half messages")
-        g.add_metric(base, snap.half_messages)
         yield g
         g = self._gauge("rocketmq_processor_watermark", "Request processor watermark", ["processor"])
         for proc, n in self.watermarks.items():
@@ -292,40 +263,3 @@ class BrokerMetricsManager:
         yield from server.timings.collect(self._names, base, core.member_state.group, core.self_id)
 
 
-def _b(v: bool) -> str:
-    return "true" if v else "false"
-
-
-def _is_system(topic: str, group: str) -> bool:
-    return (bool(topic) and topic_validator.is_system_topic(topic)) or group.lower().startswith("cid_rmq_sys_")
-
-
-def _exporter_families(snap: LagSnapshot, bc: Any, broker_ip: str) -> Iterator[Metric]:
-    """rocketmq-exporter's gauges with that project's label names (dashboard 10477)."""
-    cluster, broker = bc.brokerClusterName, bc.brokerName
-    g = GaugeMetricFamily("rocketmq_broker_tps", "BrokerPutNums", labels=["cluster", "brokerIP", "broker"])
-    g.add_metric([cluster, broker_ip, broker], snap.broker_tps)
-    yield g
-    g = GaugeMetricFamily("rocketmq_broker_qps", "BrokerGetNums", labels=["cluster", "brokerIP", "broker"])
-    g.add_metric([cluster, broker_ip, broker], snap.broker_qps)
-    yield g
-    tps = GaugeMetricFamily("rocketmq_producer_tps", "TopicPutNums", labels=["cluster", "broker", "topic"])
-    off = GaugeMetricFamily("rocketmq_producer_offset", "TopicOffset", labels=["cluster", "broker", "topic"])
-    for t in snap.topics:
-        tps.add_metric([cluster, broker, t.topic], t.put_tps)
-        off.add_metric([cluster, broker, t.topic], t.max_offset)
-    yield tps
-    yield off
-    names = ["cluster", "broker", "topic", "group"]
-    ctps = GaugeMetricFamily("rocketmq_consumer_tps", "GroupGetNums", labels=names)
-    coff = GaugeMetricFamily("rocketmq_consumer_offset", "GroupConsumeOffset", labels=names)
-    glat = GaugeMetricFamily("rocketmq_group_get_latency_by_storetime", "GroupGetLatencyByStoreTime", labels=names)
-    diff = GaugeMetricFamily("rocketmq_group_diff", "GroupDiff",
-                             labels=["group", "topic", "countOfOnlineConsumers", "msgModel"])
-    for r in snap.lags:
-        labels = [cluster, broker, r.topic, r.group]
-        ctps.add_metric(labels, r.consumer_tps)
-        coff.add_metric(labels, r.consumer_offset)
-        glat.add_metric(labels, r.lag_latency_ms)
-        diff.add_metric([r.group, r.topic, str(r.online), r.msg_model], r.lag)
-    yield from (ctps, coff, glat, diff)

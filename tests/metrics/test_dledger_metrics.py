@@ -39,11 +39,11 @@ async def test_role_and_term_follow_a_leader_kill(procs, tmp_path):
     def one_leader():
         r = _roles(ports, alive)
         leaders = [i for i, (role, _t) in r.items() if role == 2]
-        return (leaders[0], r) if len(leaders) == 1 else None
+        settled = len(leaders) == 1 and all(role == 0 for i, (role, _t) in r.items() if i != leaders[0])
+        return (leaders[0], r) if settled else None
 
-    leader, roles = await async_wait_until(one_leader, 30, 0.1, what="one DLedger leader")
+    leader, roles = await async_wait_until(one_leader, 30, 0.1, what="one DLedger leader, the others followers")
     term = roles[leader][1]
-    assert all(role == 0 for i, (role, _t) in roles.items() if i != leader)
     status, _ct, text = http_get(ports[leader], "/health")
     h = json.loads(text)
     assert status == 200 and h["dledger"]["role"] == "LEADER" and h["dledger"]["term"] == term
