@@ -681,6 +681,12 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+# Commands in other modules register with @command here (run as ``-m tools.mqadmin`` this module
+# is __main__: the alias makes their ``from tools.mqadmin import command`` find this very registry).
+sys.modules.setdefault("tools.mqadmin", sys.modules[__name__])
+import tools.mqadmin_trace  # noqa: E402,F401 - queryMsgTraceById
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mqadmin", description="RocketMQ admin tool (Python)")
     sub = parser.add_subparsers(dest="cmd", metavar="<command>", parser_class=_Parser)
