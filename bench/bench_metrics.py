@@ -33,7 +33,14 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from bench.bench_broker import create_topic, free_port, send_round, start_broker, stop_broker  # noqa: E402
+from bench.bench_broker import (  # noqa: E402
+    cpu_seconds,
+    create_topic,
+    free_port,
+    send_round,
+    start_broker,
+    stop_broker,
+)
 
 
 def _metrics_props(on: bool, port: int, refresh_ms: int = 5000) -> dict[str, str]:
@@ -156,15 +163,21 @@ def scrape_round(args) -> None:
               f"{time.perf_counter() - t0:.1f} s", flush=True)
         time.sleep(args.refresh_ms / 1000.0 * 2 + 0.5)  # bench only: let two refreshes see the tables
         times, size, series = [], 0, 0
+        idle_t0, idle_c0 = time.monotonic(), cpu_seconds(broker.pid)
+        time.sleep(2.0)  # bench only: the broker's CPU rate without scrapes (refresh included)
+        idle_rate = (cpu_seconds(broker.pid) - idle_c0) / (time.monotonic() - idle_t0)
+        t_all, c0 = time.monotonic(), cpu_seconds(broker.pid)
         for _ in range(args.scrapes):
             t0 = time.perf_counter()
             with urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=30) as r:
                 body = r.read()
             times.append((time.perf_counter() - t0) * 1000.0)
             size = len(body)
+        cpu = cpu_seconds(broker.pid) - c0 - idle_rate * (time.monotonic() - t_all)
         series = sum(len(f.samples) for f in text_string_to_metric_families(body.decode()))
         print(f"scrape: {series} series, {size / 1024:.0f} KiB; wall median {statistics.median(times):.1f} ms, "
-              f"max {max(times):.1f} ms over {len(times)} scrapes")
+              f"max {max(times):.1f} ms over {len(times)} scrapes; broker CPU {cpu / len(times) * 1000:.1f} ms "
+              f"per scrape (idle rate {idle_rate * 1000:.0f} ms/s subtracted)")
         idle = _probe_for(addr, args.probe_seconds)
 
         def scrape_once():
