@@ -117,7 +117,12 @@ class ConsumerLagCalculator:
         for group, info in list(self.consumers.table.items()):
             for topic in list(info.subscription_table):
                 pairs[(group, topic)] = None
-        for group, topic, _qid in list(self.pull_offsets.table):
+        live_groups = self.consumers.table
+        for key in list(self.pull_offsets.table):
+            group, topic, _qid = key
+            if (group, topic) not in pairs and group not in live_groups and len(self.pull_offsets.table) > 10_000:
+                del self.pull_offsets.table[key]  # bounded: a pull of a group long gone is forgotten
+                continue
             pairs[(group, topic)] = None
         for group, topic in pairs:
             row = self._lag_row(group, topic, now)
