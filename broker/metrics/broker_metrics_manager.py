@@ -85,7 +85,8 @@ class BrokerMetricsManager:
         self.store_figures = StoreFigures()
         self.watermarks: dict[str, int] = {}
         self.registry.register(self)
-        self.snapshot_collector = SnapshotCollector(self.base_labels, bc, src.broker_ip)
+        self.snapshot_collector = SnapshotCollector(self.base_labels, bc, src.broker_ip,
+                                                    also=(self.put_metrics.collect, self._collect_out))
         self.snapshot_exposition = SnapshotExposition(self.snapshot_collector)
         host = bc.metricsPromExporterHost or bc.broker_ip1()
         self.http = PromHttpServer(host, bc.metricsPromExporterPort, self.registry, self.health, name="broker-metrics",
@@ -187,10 +188,8 @@ class BrokerMetricsManager:
         return GaugeMetricFamily(name, doc, labels=[*self._names, *(extra or [])])
 
     def collect(self) -> Iterator[Metric]:
-        """The live part: counters and histograms of the hot paths, small gauges."""
-        yield from self.put_metrics.collect()
+        """The live part: rpc latency and the small gauges (per-topic families: SnapshotCollector)."""
         yield from self.rpc_hook.collect()
-        yield from self._collect_out()
         yield from self._collect_broker()
         yield from self._collect_store()
         yield from self._collect_dledger()
