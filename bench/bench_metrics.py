@@ -149,6 +149,21 @@ def _pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")
 
 
+def probe_baseline(args) -> None:
+    """The same tables on a broker without metrics: the probe's figures on this machine as it is."""
+    workdir = tempfile.mkdtemp(prefix="bench-scrape-base-")
+    broker, port, _ = start_broker(workdir, "ASYNC_FLUSH", _metrics_props(False, 0))
+    addr = f"127.0.0.1:{port}"
+    try:
+        asyncio.run(_setup_tables(addr, args.topics, args.groups))
+        xs = _probe_for(addr, args.probe_seconds)
+        print(f"probe round trip (metrics DISABLE, same tables): {len(xs)} probes, p50 {_pct(xs, 0.5):.2f} ms  "
+              f"p99 {_pct(xs, 0.99):.2f} ms  max {max(xs):.2f} ms")
+    finally:
+        stop_broker(broker)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def scrape_round(args) -> None:
     from prometheus_client.parser import text_string_to_metric_families
 
@@ -211,6 +226,7 @@ def main() -> None:
     if not args.skip_ab:
         ab_rounds(args)
     if not args.skip_scrape:
+        probe_baseline(args)
         scrape_round(args)
 
 
