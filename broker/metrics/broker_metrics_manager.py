@@ -154,10 +154,8 @@ class BrokerMetricsManager:
         role = sc.brokerRole.name
         if role == "SLAVE":
             reasons.append("slave: writes go to the master")
-        if not store.writeable:
-            reasons.append("store not writeable (disk full?)")
-        if ratio >= sc.diskMaxUsedSpaceRatio / 100.0:
-            reasons.append(f"disk used ratio {ratio:.3f} >= diskMaxUsedSpaceRatio {sc.diskMaxUsedSpaceRatio}%")
+        if not store.writeable:  # the store's disk-full guard (clean service) refuses puts
+            reasons.append(f"store not writeable: disk full (used ratio {ratio:.3f})")
         info: dict[str, Any] = {"role": role, "brokerId": bc.brokerId, "brokerName": bc.brokerName,
                                 "cluster": bc.brokerClusterName, "diskRatio": round(ratio, 4)}
         server = self.src.dledger()
