@@ -28,6 +28,7 @@ from common.mixall import RMQ_SYS_TRACE_TOPIC
 __all__ = ["AsyncTraceDispatcher"]
 
 log = logging.getLogger("client.trace")
+_MAX_KEYS_CHARS = 16 * 1024
 
 
 class AsyncTraceDispatcher:
@@ -47,6 +48,7 @@ class AsyncTraceDispatcher:
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
         self._producer = None
+        self._closing = False
         self.dropped = 0
         self.sent_messages = 0
         self.failed_messages = 0
@@ -72,12 +74,14 @@ class AsyncTraceDispatcher:
         return True
 
     async def _run(self) -> None:
-        while True:
+        while not self._closing:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.flush_interval)
             self._wake.clear()
             while self._queue:
                 await self._send_batch(self._take())
+        while self._queue:  # closing: what was recorded before stop() still goes out
+            await self._send_batch(self._take())
 
     def _take(self) -> list[TraceContext]:
         batch = []
@@ -88,18 +92,21 @@ class AsyncTraceDispatcher:
     async def _send_batch(self, batch: list[TraceContext]) -> None:
         data: list[str] = []
         keys: dict[str, None] = {}
-        size = 0
+        size = keys_len = 0
         for ctx in batch:
             text, ks = encode_context(ctx)
             if not text:
                 continue
-            if size and size + len(text) > self.max_msg_size:
+            # the body within max_msg_size, the KEYS property well under the broker's 32 KiB for properties
+            if size and (size + len(text) > self.max_msg_size or keys_len > _MAX_KEYS_CHARS):
                 await self._send(data, keys)
-                data, keys, size = [], {}, 0
+                data, keys, size, keys_len = [], {}, 0, 0
             data.append(text)
             size += len(text)
             for k in ks:
-                keys[k] = None
+                if k not in keys:
+                    keys[k] = None
+                    keys_len += len(k) + 1
         if data:
             await self._send(data, keys)
 
@@ -112,23 +119,24 @@ class AsyncTraceDispatcher:
             self.failed_messages += 1
             log.warning("sending trace data to %s failed: %s", self.trace_topic, e)
 
-    async def flush(self, timeout: float = 3.0) -> None:
-        """Send what is queued now (bounded by ``timeout``)."""
-        async def drain() -> None:
-            while self._queue:
-                await self._send_batch(self._take())
-
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(drain(), timeout)
-
-    async def stop(self, timeout: float = 3.0) -> None:
+    async def stop(self, timeout: float = 5.0) -> None:
+        """Send what is queued (bounded by ``timeout``: a batch in flight is not cut short before),
+        then close the inner producer."""
         if self._task is None:
             return
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._task
-        self._task = None
-        await self.flush(timeout)
+        self._closing = True
+        self._wake.set()
+        task, self._task = self._task, None
+        try:
+            await asyncio.wait_for(asyncio.shield(task), timeout)
+        except Exception:  # noqa: BLE001 - timeout or failure: give up on the rest, never raise
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+            if self._queue:
+                log.warning("trace dispatcher of %s: %d records not sent at shutdown", self.group, len(self._queue))
+                self.dropped += len(self._queue)
+                self._queue.clear()
         if self._producer is not None:
             await self._producer.shutdown()
             self._producer = None
