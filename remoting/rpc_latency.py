@@ -1,7 +1,8 @@
 """RPC latency as RocketMQ 5.x's RemotingMetricsManager exports it, taken by an RPCHook.
 
 ``rocketmq_rpc_latency`` (unit milliseconds, so on the wire
-``rocketmq_rpc_latency_milliseconds_bucket{protocol_type, request_code, response_code}``),
+``rocketmq_rpc_latency_milliseconds_bucket{protocol_type, request_code, response_code,
+is_long_polling}``; a pull answered late was held by long polling),
 buckets 1, 3, 5, 7, 10, 100, 1000, 2000, 3000 ms as 5.x's view. Codes are named as 5.x's
 RemotingHelper names them: the enum name in lower case ("send_message_v2", "success").
 
@@ -29,6 +30,8 @@ __all__ = ["RpcLatencyHook", "RPC_LATENCY_BUCKETS_MS", "RPC_LATENCY_METRIC", "re
 RPC_LATENCY_METRIC = "rocketmq_rpc_latency_milliseconds"
 RPC_LATENCY_BUCKETS_MS = (1.0, 3.0, 5.0, 7.0, 10.0, 100.0, 1000.0, 2000.0, 3000.0)
 _KEY = "rpc_latency_t0"
+_PULL = int(RequestCode.PULL_MESSAGE)
+_LONG_POLLING = 1 << 40
 _perf = time.perf_counter
 
 
@@ -50,7 +53,7 @@ class RpcLatencyHook:
     """An RPCHook (``Endpoint.add_rpc_hook``) timing every answered request."""
 
     def __init__(self, base_labels: dict[str, str]):
-        self._label_names = [*base_labels, "protocol_type", "request_code", "response_code"]
+        self._label_names = [*base_labels, "protocol_type", "request_code", "response_code", "is_long_polling"]
         self._base_values = list(base_labels.values())
         # key of (request code, response code) -> histogram; written on the loop only
         self.histograms: dict[int, LocalHistogram] = {}
@@ -73,8 +76,10 @@ class RpcLatencyHook:
         if started is None:
             return
         code, t0 = started
-        # one int key per (request code, response code): no tuple to build and hash per request
+        # one int key per (request code, response code, long polling): no tuple to build per request
         key = (code << 16) ^ (response.code & 0xFFFF)
+        if request is None and code == _PULL:
+            key |= _LONG_POLLING  # a pull answered late was held by long polling: 5.x labels it apart
         h = self.histograms.get(key)
         if h is None:
             h = self.histograms[key] = LocalHistogram(RPC_LATENCY_BUCKETS_MS)
@@ -86,6 +91,7 @@ class RpcLatencyHook:
     def collect(self) -> Iterator[HistogramMetricFamily]:
         base = self._base_values
         codes = self._codes
-        items = [([*base, "remoting", request_code_desc(codes[k][0]), response_code_desc(codes[k][1])], h)
+        items = [([*base, "remoting", request_code_desc(codes[k][0]), response_code_desc(codes[k][1]),
+                   "true" if k & _LONG_POLLING else "false"], h)
                  for k, h in list(self.histograms.items())]
         yield histogram_family(RPC_LATENCY_METRIC, "Rpc latency", self._label_names, items)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -136,3 +137,23 @@ def test_slave_health_is_503(procs, tmp_path):
     assert status == 503
     h = json.loads(text)
     assert h["role"] == "SLAVE" and h["writable"] is False and any("slave" in r for r in h["reasons"])
+
+
+async def test_held_pull_is_labelled_long_polling(metrics_broker):
+    b = metrics_broker
+    async with RemotingClient() as c:
+        # nothing to pull: the broker holds the request until the message below arrives
+        held = asyncio.ensure_future(pull(c, b.addr, "gLp", "LpT", 0, 0, suspend_ms=5000, sys_flag=0x2 | 0x4,
+                                          timeout=10))
+        assert (await send(c, b.addr, "LpT", b"wake", queue_id=0)).code == ResponseCode.SUCCESS
+        r = await held
+        assert r.code in (ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND)
+
+        async def counted():
+            s = scrape(b.metrics_port)
+            return s if value(s, "rocketmq_rpc_latency_milliseconds_count", request_code="pull_message",
+                              is_long_polling="true") else None
+
+        s = await async_wait_until(counted, 15, what="the held pull timed as long polling")
+    assert value(s, "rocketmq_rpc_latency_milliseconds_count", request_code="send_message_v2",
+                 is_long_polling="false") >= 1
