@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -126,6 +127,14 @@ def test_openmetrics_when_asked_and_health(metrics_broker):
     assert h["role"] == "ASYNC_MASTER" and h["brokerId"] == 0 and h["writable"] is True
     assert 0 < h["diskRatio"] < 1
     assert http_get(port, "/nope")[0] == 404
+    # bad requests get a 4xx and close that connection only; the endpoint keeps serving
+    for raw, want in ((b"POST /metrics HTTP/1.1\r\nHost: x\r\n\r\n", b"405"),
+                      (b"garbage\r\n\r\n", b"400"),
+                      (b"GET /metrics HTTP/1.1\r\n" + b"X: " + b"y" * 9000 + b"\r\n\r\n", b"431")):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(raw)
+            assert sock.recv(64).split(b" ")[1] == want, raw[:20]
+    assert http_get(port)[0] == 200
 
 
 def test_slave_health_is_503(procs, tmp_path):
