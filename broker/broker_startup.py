@@ -22,6 +22,7 @@ from broker.consumer_offset_manager import ConsumerOffsetManager
 from broker.errors import BrokerStartError
 from broker.filter import CommitLogDispatcherCalcBitMap, ConsumerFilterManager, consumer_filter_path
 from broker.ha_service import HAService
+from broker.metrics.install import install_metrics
 from broker.processor.acl_admin_processor import AclAdminProcessor
 from broker.processor.broker_config_processor import BrokerConfigProcessor
 from broker.processor.client_manage_processor import ClientManageProcessor
@@ -43,6 +44,7 @@ from broker.semantics import install_semantics
 from broker.slave_synchronize import SlaveSynchronize
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
+from common.config import ConfigError
 from common.perm import is_readable, is_writeable
 from remoting.body.topic_config import TopicConfig
 from remoting.client import RemotingClient
@@ -104,6 +106,7 @@ class Broker:
         self._register_pending = False
         self._register_task: asyncio.Task | None = None
         self._stopped = False
+        self.metrics_manager: Any = None  # BrokerMetricsManager when metricsExporterType=PROM
 
     def add_service(self, start: Any = None, stop: Any = None) -> None:
         """Run ``start()`` in :meth:`start` (after the store starts, before the port opens) and ``stop()``
@@ -274,9 +277,13 @@ class Broker:
                 self.ha_service.update_master_address(cfg.store.haMasterAddress)
         for start, _stop in self._services:
             if start is not None:
-                r = start()
-                if asyncio.iscoroutine(r):
-                    await r
+                try:
+                    r = start()
+                    if asyncio.iscoroutine(r):
+                        await r
+                except BrokerStartError:
+                    await self._abort_start()
+                    raise
         try:
             await self.server.start()
         except OSError as e:
@@ -603,6 +610,10 @@ def create_broker(configs: BrokerConfigs) -> Broker:
             b.fast_server.add_rpc_hook(acl_hook, after=False)
 
     install_semantics(b)
+    try:
+        install_metrics(b, BrokerStartError)
+    except ConfigError as e:
+        raise BrokerStartError(str(e)) from e
     namesrvs = bc.namesrv_list()
     if namesrvs:
         b.client = RemotingClient(

@@ -126,6 +126,13 @@ class BrokerConfig:
     autoDeleteUnusedStats: bool = cfg(False)
     enableDetailStat: bool = cfg(True)
     isolateLogEnable: bool = cfg(False)
+    # RocketMQ 5.x's metrics keys (PROM only here). They open a port: never changed over the wire.
+    metricsExporterType: str = cfg("DISABLE", wire=False)
+    metricsPromExporterHost: str = cfg("", wire=False)  # "" = brokerIP1
+    metricsPromExporterPort: int = cfg(5557, wire=False)
+    metricsLabel: str = cfg("", wire=False)  # "k:v,k:v": extra labels on every series
+    # Not a RocketMQ key: how often the gauges that walk topics and groups are recomputed.
+    metricsRefreshIntervalMillis: int = cfg(5000)
     # Not a RocketMQ key: bound (seconds) for finishing in-flight requests at shutdown.
     shutdownGraceSeconds: float = cfg(5.0)
 

@@ -11,6 +11,7 @@ import sys
 
 from broker.broker_startup import BrokerConfigs, create_broker
 from broker.errors import BrokerStartError
+from broker.metrics.install import validate_metrics_config
 from common.config import (
     ConfigError,
     apply_properties,
@@ -68,6 +69,7 @@ def load_configs(config_file: str | None, namesrv_addr: str | None = None) -> tu
     if namesrv_addr is not None:
         configs.broker.namesrvAddr = namesrv_addr
     _validate_namesrv_addr(configs.broker.namesrvAddr)
+    validate_metrics_config(configs.broker)
     sc = configs.store
     # Relative store paths are resolved against the current directory once, here.
     sc.storePathRootDir = os.path.abspath(os.path.expanduser(sc.storePathRootDir))

@@ -27,6 +27,8 @@ from client.mq_client_api import request
 from client.mq_client_instance import MQClientInstance
 from client.mq_fault_strategy import MQFaultStrategy
 from client.topic_publish_info import TopicPublishInfo, route_to_publish_info
+from client.trace.async_trace_dispatcher import AsyncTraceDispatcher
+from client.trace.trace_hooks import TraceHooks
 from common.message import MessageConst, MessageSysFlag, encode_batch_body, properties_to_string
 from common.mixall import DEFAULT_PRODUCER_GROUP, DEFAULT_TOPIC, RETRY_GROUP_TOPIC_PREFIX
 from common.topic_validator import check_topic, is_not_allowed_send_topic, validate_group
@@ -89,6 +91,8 @@ class Producer:
         send_latency_fault_enable: bool = False,
         instance: MQClientInstance | None = None,
         batch_sends_under_load: bool = True,
+        enable_msg_trace: bool = False,
+        custom_trace_topic: str | None = None,
     ):
         err = validate_group(group)
         if err:
@@ -113,6 +117,10 @@ class Producer:
         self._ids: MessageClientIDSetter | None = None
         self._pending: set[asyncio.Task] = set()
         self.accumulator = MessageAccumulator(self) if batch_sends_under_load else None
+        # message trace (RocketMQ 4.x format): Pub records through an async dispatcher
+        self.enable_msg_trace = enable_msg_trace
+        self.custom_trace_topic = custom_trace_topic
+        self.trace: TraceHooks | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -126,6 +134,10 @@ class Producer:
         self.instance = inst
         if self._shared_instance is None:
             await inst.start()
+        if self.enable_msg_trace:
+            dispatcher = AsyncTraceDispatcher(self.group, self.config, self.custom_trace_topic)
+            await dispatcher.start()
+            self.trace = TraceHooks(dispatcher, self.group)
 
     async def shutdown(self) -> None:
         """Wait for in-flight async sends, unregister and close."""
@@ -135,6 +147,9 @@ class Producer:
             await asyncio.wait(list(self._pending), timeout=self.send_msg_timeout * 3)
         if self.accumulator is not None:
             await self.accumulator.close()
+        if self.trace is not None:
+            trace, self.trace = self.trace, None
+            await trace.dispatcher.stop()
         inst, self.instance = self.instance, None
         if self._shared_instance is None:
             await inst.shutdown()
@@ -417,7 +432,10 @@ class Producer:
             await inst.api.oneway(addr, cmd)
             return None
         resp = await inst.api.invoke(addr, cmd, timeout)
-        return self._process_send_response(mq, msg, resp, addr)
+        result = self._process_send_response(mq, msg, resp, addr)
+        if self.trace is not None:
+            self.trace.on_send(msg, addr, result, h.g)
+        return result
 
     @staticmethod
     def _process_send_response(mq: MessageQueue, msg, resp: RemotingCommand, addr: str) -> SendResult:

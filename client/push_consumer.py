@@ -20,6 +20,7 @@ import asyncio
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from client.allocate_strategy import AllocateStrategy, allocate_averagely
 from client.client_config import ClientConfig
@@ -42,6 +43,8 @@ from client.process_queue import REBALANCE_LOCK_INTERVAL, ProcessQueue
 from client.producer import Producer
 from client.pull_api_wrapper import PullAPIWrapper, PullStatus, PullSysFlag, restore_retry_topic
 from client.rebalance_impl import MessageModel, RebalanceImpl
+from client.trace.async_trace_dispatcher import AsyncTraceDispatcher
+from client.trace.trace_hooks import ConsumeReturnType, TraceHooks
 from common.message import MessageConst, MessageExt
 from common.mixall import CLIENT_INNER_PRODUCER_GROUP, get_retry_topic, is_retry_topic
 from common.topic_validator import validate_group
@@ -85,6 +88,8 @@ class PushConsumer:
         suspend_current_queue_time_millis: int = 1000,
         offset_store_dir: str | None = None,
         post_subscription_when_pull: bool = True,
+        enable_msg_trace: bool = False,
+        custom_trace_topic: str | None = None,
     ):
         err = validate_group(group)
         if err:
@@ -109,6 +114,10 @@ class PushConsumer:
         self.suspend_current_queue_time_millis = suspend_current_queue_time_millis
         self.offset_store_dir = offset_store_dir
         self.post_subscription_when_pull = post_subscription_when_pull
+        # message trace (RocketMQ 4.x format): SubBefore / SubAfter records through an async dispatcher
+        self.enable_msg_trace = enable_msg_trace
+        self.custom_trace_topic = custom_trace_topic
+        self.trace: TraceHooks | None = None
         self.subscriptions: dict[str, SubscriptionData] = {}
         self.listener = None
         self.orderly = False
@@ -187,6 +196,10 @@ class PushConsumer:
         self._inner_producer = Producer(CLIENT_INNER_PRODUCER_GROUP, instance=inst)
         await self._inner_producer.start()
         await inst.start()
+        if self.enable_msg_trace:
+            dispatcher = AsyncTraceDispatcher(self.group, self.config, self.custom_trace_topic)
+            await dispatcher.start()
+            self.trace = TraceHooks(dispatcher, self.group)
         await self._after_subscription_change()
         if self.orderly and self.message_model == MessageModel.CLUSTERING:
             self._lock_task = asyncio.get_running_loop().create_task(self._lock_renewal())
@@ -219,6 +232,9 @@ class PushConsumer:
         await self.persist_consumer_offset()
         if self.orderly and self.message_model == MessageModel.CLUSTERING:
             await self.rebalance.unlock_all()
+        if self.trace is not None:
+            trace, self.trace = self.trace, None
+            await trace.dispatcher.stop()
         inst, self.instance = self.instance, None
         await inst.shutdown()
         self._executor.shutdown(wait=False, cancel_futures=True)
@@ -469,12 +485,17 @@ class PushConsumer:
         now = str(int(time.time() * 1000))
         for m in msgs:
             m.properties[MessageConst.CONSUME_START_TIME] = now
+        token = self.trace.before_consume(msgs) if self.trace is not None else None
+        threw = False
         async with self._sem:
             try:
                 status = await call_listener(self.listener, self._executor, msgs, ctx)
             except Exception:
                 log.exception("%s: consume of %d messages from %s threw", self.group, len(msgs), mq)
-                status = None
+                status, threw = None, True
+        if token is not None:
+            self.trace.after_consume(token, status == ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
+                                     _return_type(status, threw, ConsumeConcurrentlyStatus.CONSUME_SUCCESS))
         if pq.dropped:
             return
         if status == ConsumeConcurrentlyStatus.CONSUME_SUCCESS:
@@ -560,11 +581,16 @@ class PushConsumer:
                 if not msgs:
                     return
                 ctx = ConsumeOrderlyContext(mq)
+                token = self.trace.before_consume(msgs) if self.trace is not None else None
+                threw = False
                 try:
                     status = await call_listener(self.listener, self._executor, msgs, ctx)
                 except Exception:
                     log.exception("%s: orderly consume from %s threw", self.group, mq)
-                    status = None
+                    status, threw = None, True
+                if token is not None:
+                    self.trace.after_consume(token, status == ConsumeOrderlyStatus.SUCCESS,
+                                             _return_type(status, threw, ConsumeOrderlyStatus.SUCCESS))
                 if pq.dropped:
                     return
                 if status == ConsumeOrderlyStatus.SUCCESS:
@@ -597,3 +623,10 @@ class PushConsumer:
                 log.info("%s: lock renewal failed: %s", self.group, e)
 
 
+def _return_type(status: Any, threw: bool, ok: Any) -> int:
+    """Java's ConsumeReturnType of one listener call (a trace SubAfter's contextCode)."""
+    if threw:
+        return ConsumeReturnType.EXCEPTION
+    if status is None:
+        return ConsumeReturnType.RETURNNULL
+    return ConsumeReturnType.SUCCESS if status == ok else ConsumeReturnType.FAILED

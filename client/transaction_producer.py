@@ -108,6 +108,10 @@ class TransactionProducer(Producer):
             await self._end_transaction(result, state, remark)
         except Exception as e:
             log.warning("END_TRANSACTION for %s failed: %s", result.msg_id, e)
+        else:
+            if self.trace is not None:
+                addr = self._inst().find_broker_address_in_publish(result.message_queue.brokerName) or ""
+                self.trace.on_end_transaction(msg, result, addr, state.value, False)
         return TransactionSendResult(result, state)
 
     async def _end_transaction(self, result: SendResult, state: LocalTransactionState, remark: str | None) -> None:
@@ -145,3 +149,6 @@ class TransactionProducer(Producer):
             await self._inst().api.end_transaction_oneway(addr, eh, remark)
         except Exception as e:
             log.warning("END_TRANSACTION (check) to %s failed: %s", addr, e)
+        else:
+            if self.trace is not None:
+                self.trace.on_end_transaction(msg, None, addr, state.value, True)

@@ -37,6 +37,7 @@ from dledger.config import DLedgerConfig
 from dledger.core import DLedgerCore, Ready
 from dledger.entry import DLedgerEntry
 from dledger.member_state import load_term_file, save_term_file
+from dledger.metrics import DLedgerTimings
 from dledger.mmap_file_store import DLedgerMmapFileStore
 from dledger.protocol import (
     DLedgerError,
@@ -44,6 +45,7 @@ from dledger.protocol import (
     LeadershipTransferResponse,
     Message,
     PushEntryResponse,
+    PushType,
     RequestCode,
     Role,
     VoteResponse,
@@ -67,6 +69,7 @@ log = logging.getLogger("dledger")
 
 _RPC_TIMEOUT_S = 3.0
 _CLEAN_INTERVAL_S = 10.0
+_CARRY_ENTRIES = (PushType.APPEND, PushType.TRUNCATE)
 _PEER_CODES = (RequestCode.VOTE, RequestCode.HEART_BEAT, RequestCode.PUSH, RequestCode.LEADERSHIP_TRANSFER)
 
 
@@ -119,6 +122,7 @@ class DLedgerServer:
         self._appends: dict[int, asyncio.Future] = {}
         self._transfers: dict[int, asyncio.Future] = {}
         self._client_appends: dict[int, tuple[Connection, RemotingCommand]] = {}
+        self.timings = DLedgerTimings()  # append / replicate latency for the metrics endpoint
         self._last_checkpoint = 0.0
         self._next_clean = 0.0
         self._ready_scheduled = False
@@ -217,21 +221,27 @@ class DLedgerServer:
         """Append on the leader; returns (index, pos) once committed. DLedgerError(code) when
         the append cannot start (NOT_LEADER...) or does not commit (TERM_CHANGED,
         WAIT_QUORUM_ACK_TIMEOUT). ``hook(pos, body)`` patches the body before it is written."""
+        t0 = time.perf_counter()
         entry = self.core.propose(data, hook)
         fut = asyncio.get_running_loop().create_future()
         self._appends[entry.index] = fut
         self._schedule_ready()
-        return await fut
+        result = await fut
+        self.timings.append.observe((time.perf_counter() - t0) * 1000.0)
+        return result
 
     async def wait_committed(self, index: int) -> tuple[int, int]:
         """Wait for the outcome of the entry this leader proposed at ``index`` (``core.propose`` in
         the same loop turn): (index, pos) once committed, DLedgerError(code) as :meth:`append`.
         Committing an entry commits every earlier one of the term, so a caller that proposed
         several entries waits for the last only."""
+        t0 = time.perf_counter()
         fut = asyncio.get_running_loop().create_future()
         self._appends[index] = fut
         self._schedule_ready()
-        return await fut
+        result = await fut
+        self.timings.append.observe((time.perf_counter() - t0) * 1000.0)
+        return result
 
     async def transfer_leadership(self, transferee: str) -> int:
         """Hand leadership to ``transferee``; returns the DLedgerResponseCode of the outcome."""
@@ -389,10 +399,14 @@ class DLedgerServer:
         if addr is None:
             return
         cmd = RemotingCommand.request(int(m.CODE), body=m.encode())
+        # pushes that carry entries are timed (replicate latency); compares and commits are not
+        t0 = time.perf_counter() if m.CODE is RequestCode.PUSH and m.type in _CARRY_ENTRIES else 0.0
 
         def done(resp: RemotingCommand | None, exc: BaseException | None, m=m) -> None:
             if self.core is None or self._ticker is None:
                 return
+            if t0 and resp is not None and resp.code == 200:
+                self.timings.observe_replicate(m.to, (time.perf_counter() - t0) * 1000.0)
             reply = None
             if resp is not None and resp.code == 200 and resp.body:
                 try:

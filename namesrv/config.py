@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 
 from common.config import ConfigError, cfg
+from common.metrics_exporter import validate_metrics_keys
 
 __all__ = ["NamesrvConfig", "default_home"]
 
@@ -40,6 +41,11 @@ class NamesrvConfig:
     # Liveness (fixed 10 s / 120 s in 4.9.7; configurable here for tests).
     scanNotActiveBrokerInterval: int = cfg(10_000)
     brokerChannelExpiredTime: int = cfg(120_000)
+    # RocketMQ 5.x's metrics keys (PROM only here); they open a port: never over the wire.
+    metricsExporterType: str = cfg("DISABLE", wire=False)
+    metricsPromExporterHost: str = cfg("", wire=False)  # "" = 127.0.0.1
+    metricsPromExporterPort: int = cfg(5557, wire=False)
+    metricsLabel: str = cfg("", wire=False)
 
     def validate(self) -> None:
         """Raise ConfigError for values that cannot work."""
@@ -49,5 +55,6 @@ class NamesrvConfig:
             raise ConfigError("bad value for config key scanNotActiveBrokerInterval: must be > 0")
         if self.brokerChannelExpiredTime <= 0:
             raise ConfigError("bad value for config key brokerChannelExpiredTime: must be > 0")
+        validate_metrics_keys(self)
         if not self.kvConfigPath:
             raise ConfigError("bad value for config key kvConfigPath: empty")

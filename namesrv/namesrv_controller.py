@@ -14,10 +14,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from common.metrics_exporter import validate_metrics_keys
 from common.util import now_ms, write_file_atomic
 from namesrv.config import NamesrvConfig
 from namesrv.default_request_processor import DefaultRequestProcessor
 from namesrv.kv_config_manager import KVConfigManager
+from namesrv.metrics import NamesrvMetrics
 from namesrv.route_info_manager import RouteInfoManager
 from remoting.server import RemotingServer
 from remoting.tls import TlsSystemConfig
@@ -51,6 +53,10 @@ class NamesrvController:
         self.processor.register(self.server)
         self.server.add_connection_listener(on_close=self._on_channel_close)
         self._scan_task: asyncio.Task | None = None
+        self.metrics: NamesrvMetrics | None = None
+        if validate_metrics_keys(config):
+            self.metrics = NamesrvMetrics(config, self.route_info_manager, f"{config.bindAddress}:{config.listenPort}")
+            self.server.add_rpc_hook(self.metrics.rpc_hook)
 
     @property
     def port(self) -> int:
@@ -66,6 +72,8 @@ class NamesrvController:
     async def start(self) -> None:
         """Load the KV config, listen, start the scan; raises OSError if the port is taken."""
         self.kv_config_manager.load()
+        if self.metrics is not None:  # MetricsStartError when its port is taken
+            await self.metrics.start()
         await self.server.start()
         self._scan_task = asyncio.create_task(self._scan_loop(), name="namesrv-scan-not-active-broker")
         log.info("The Name Server boot success. listening on %s:%d", self.config.bindAddress, self.port)
@@ -80,6 +88,8 @@ class NamesrvController:
                 pass
             self._scan_task = None
         await self.server.stop(grace)
+        if self.metrics is not None:
+            await self.metrics.stop()
         self._io.shutdown(wait=True)
         log.info("The Name Server stopped")
 

@@ -24,6 +24,7 @@ from common.config import (
     to_properties,
     unknown_keys,
 )
+from common.metrics_exporter import MetricsStartError
 from namesrv.config import NamesrvConfig
 from remoting.tls import TlsSystemConfig
 
@@ -95,7 +96,7 @@ async def serve(config: NamesrvConfig, tls: TlsSystemConfig | None = None) -> in
         )
         await controller.stop(grace=0)
         return 1
-    except ValueError as e:  # corrupt kvConfig.json: refuse rather than overwrite it
+    except (ValueError, MetricsStartError) as e:  # corrupt kvConfig.json: refuse rather than overwrite it
         print(f"{PROG}: {e}", file=sys.stderr)
         await controller.stop(grace=0)
         return 1

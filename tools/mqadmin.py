@@ -674,7 +674,10 @@ async def producer_info(admin: MQAdmin, args) -> None:
 
 # -- main ---------------------------------------------------------------------------------------------------------------
 
-from tools import mqadmin_acl  # noqa: E402  (registers the ACL commands; it imports @command from here)
+# Commands in other modules register with @command here when imported. Run as ``-m tools.mqadmin``
+# this file is __main__ and the add-ons register into the imported ``tools.mqadmin``, whose main()
+# the ``__main__`` block below runs.
+from tools import mqadmin_acl, mqadmin_trace  # noqa: E402,F401  (ACL commands and options; queryMsgTraceById)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -108,6 +108,7 @@ class PullMessageProcessor:
         self.consumers = consumer_manager
         self.offsets = consumer_offset_manager
         self.stats = stats
+        self.pull_offsets: Any = None  # broker.metrics PullOffsets when the Prometheus endpoint is on
         self.is_slave = is_slave
         self.offset_check_in_slave = offset_check_in_slave
         self.store_host = store_host
@@ -241,6 +242,8 @@ class PullMessageProcessor:
         if code == ResponseCode.SUCCESS:
             body = result.body()
             self.stats.inc_get(group, topic, result.message_count, len(body))
+            if self.pull_offsets is not None:  # metrics: what is in flight to consumers
+                self.pull_offsets.record(group, topic, qid, result.next_begin_offset)
         elif code == ResponseCode.PULL_NOT_FOUND:
             if allow_suspend and has_suspend:
                 timeout = h.suspendTimeoutMillis if bc.longPollingEnable else bc.shortPollingTimeMills

@@ -343,6 +343,7 @@ class SendMessageProcessor:
         self._put_list = getattr(store, "put_message_list", None) if batch_puts else None
         self._put_list_async = getattr(store, "put_message_list_async", None) if batch_puts else None
         self._pending: list[tuple[Any, RemotingCommand, MessageExtBrokerInner, str, int]] = []
+        self.put_metrics: Any = None  # broker.metrics PutMetrics when the Prometheus endpoint is on
 
     # -- entry point -----------------------------------------------------------
 
@@ -515,7 +516,7 @@ class SendMessageProcessor:
             self._queue(conn, req, msg, topic, len(body), self._append_pending)
             return None
         result = self.store.put_message(msg)
-        return self._response(req, result, topic, qid, len(body))
+        return self._response(req, result, topic, qid, len(body), msg)
 
     # -- one append per read -------------------------------------------------------------
 
@@ -539,7 +540,7 @@ class SendMessageProcessor:
             return
         response = self._response
         for (conn, req, msg, topic, size), result in zip(pending, results, strict=True):
-            resp = response(req, result, topic, msg.queue_id, size)
+            resp = response(req, result, topic, msg.queue_id, size, msg)
             if not req.flag & RPC_ONEWAY:
                 conn.send_response(resp)
 
@@ -713,9 +714,10 @@ class SendMessageProcessor:
                 result = await self.store.put_message_async(msg)
         finally:
             self.waiting_puts -= 1
-        return self._response(req, result, topic, msg.queue_id, size)
+        return self._response(req, result, topic, msg.queue_id, size, msg)
 
-    def _response(self, req: RemotingCommand, result: Any, topic: str, qid: int, size: int) -> RemotingCommand:
+    def _response(self, req: RemotingCommand, result: Any, topic: str, qid: int, size: int,
+                  msg: Any = None) -> RemotingCommand:
         if result is None:
             return self._error(req, ResponseCode.SYSTEM_ERROR, "store putMessage return null")
         status = result.status
@@ -735,6 +737,8 @@ class SendMessageProcessor:
                 return self._error(req, code, remark)
         ar = result.append_result
         self.stats.inc_put(topic, ar.msg_num, size)
+        if self.put_metrics is not None:
+            self.put_metrics.on_put(topic, msg, ar.msg_num, size)
         ext = self._resp_base.copy()
         ext["msgId"] = ar.msg_id
         ext["queueId"] = str(qid)

@@ -1,0 +1,234 @@
+"""What the Prometheus endpoint costs. Prints figures, asserts nothing.
+
+1. Hot path, A/B in one run: bench_broker's send rounds (1 KiB, 16 and 64 senders) against
+   a broker with metricsExporterType DISABLE (A) and PROM (B), alternated A B A B ...
+   (``--reps`` pairs, a fresh broker and store per round); medians of sends/s and of the
+   broker's CPU per message, and the relative difference.
+2. Scrape, with ``--topics`` topics (one message each) and ``--groups`` groups (each
+   committing on ``--topics // --groups`` topics): the scrape's wall time (client side),
+   size and series count; and how long the broker's event loop is held, seen as the round
+   trip of a probe request sent back to back while scrapes and the periodic refresh run
+   (against the same probe without scraping).
+
+Usage::
+
+    .venv/bin/python bench/bench_metrics.py [--seconds 4] [--procs 4] [--reps 2] [--topics 1000] [--groups 200]
+        [--scrapes 20] [--skip-ab] [--skip-scrape]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing as mp
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from bench.bench_broker import (  # noqa: E402
+    cpu_seconds,
+    create_topic,
+    free_port,
+    send_round,
+    start_broker,
+    stop_broker,
+)
+
+
+def _metrics_props(on: bool, port: int, refresh_ms: int = 5000) -> dict[str, str]:
+    if not on:
+        return {"metricsExporterType": "DISABLE"}
+    return {"metricsExporterType": "PROM", "metricsPromExporterHost": "127.0.0.1",
+            "metricsPromExporterPort": str(port), "metricsRefreshIntervalMillis": str(refresh_ms)}
+
+
+def ab_rounds(args) -> None:
+    ctx = mp.get_context("fork")
+    results: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    order = []
+    for rep in range(args.reps):
+        for mode in ("off", "on"):
+            order.append(mode)
+            workdir = tempfile.mkdtemp(prefix="bench-metrics-")
+            broker, port, _ = start_broker(workdir, "ASYNC_FLUSH", _metrics_props(mode == "on", free_port()))
+            addr = f"127.0.0.1:{port}"
+            try:
+                create_topic(addr, "BenchTopic", 8)
+                with ctx.Pool(args.procs) as pool:
+                    for senders in (16, 64):
+                        r = send_round(pool, addr, "BenchTopic", senders, args.procs, args.seconds, 1024, 1, 8,
+                                       args.max_ops, broker.pid)
+                        rate = r["msgs"] / r["elapsed"]
+                        cpu = r["broker_cpu"] / max(r["msgs"], 1) * 1e6
+                        results.setdefault((mode, senders), []).append((rate, cpu))
+                        print(f"  rep {rep + 1} metrics {mode:3s} {senders:2d} senders: {rate:8.0f} sends/s  "
+                              f"broker CPU {cpu:5.1f} us/msg  errors {r['errors']}", flush=True)
+            finally:
+                stop_broker(broker)
+                shutil.rmtree(workdir, ignore_errors=True)
+    print(f"order: {' '.join(order)}")
+    for senders in (16, 64):
+        off = results[("off", senders)]
+        on = results[("on", senders)]
+        r_off, r_on = statistics.median(x[0] for x in off), statistics.median(x[0] for x in on)
+        c_off, c_on = statistics.median(x[1] for x in off), statistics.median(x[1] for x in on)
+        print(f"{senders:2d} senders: median sends/s off {r_off:.0f}, on {r_on:.0f} ({(r_on / r_off - 1) * 100:+.1f} %); "
+              f"broker CPU/msg off {c_off:.1f} us, on {c_on:.1f} us ({(c_on / c_off - 1) * 100:+.1f} %)")
+
+
+async def _setup_tables(addr: str, topics: int, groups: int) -> None:
+    from remoting.client import RemotingClient
+    from remoting.codes import RequestCode
+    from remoting.command import RemotingCommand
+
+    async with RemotingClient() as c:
+        sem = asyncio.Semaphore(64)
+
+        async def one(i: int) -> None:
+            async with sem:
+                t = f"ScrapeT{i:04d}"
+                h = {"topic": t, "defaultTopic": "TBW102", "readQueueNums": 4, "writeQueueNums": 4, "perm": 6,
+                     "topicFilterType": "SINGLE_TAG", "order": "false"}
+                await c.invoke(addr, RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, h), 10)
+                sh = {"a": "pg", "b": t, "c": "TBW102", "d": 4, "e": 0, "f": 0, "g": int(time.time() * 1000),
+                      "h": 0, "i": ""}
+                await c.invoke(addr, RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, sh, b"x" * 512), 10)
+
+        await asyncio.gather(*(one(i) for i in range(topics)))
+        per = max(1, topics // groups)
+
+        async def commit(g: int) -> None:
+            async with sem:
+                for k in range(per):
+                    t = f"ScrapeT{(g * per + k) % topics:04d}"
+                    h = {"consumerGroup": f"ScrapeG{g:03d}", "topic": t, "queueId": 0, "commitOffset": 0}
+                    await c.invoke(addr, RemotingCommand.request(RequestCode.UPDATE_CONSUMER_OFFSET, h), 10)
+
+        await asyncio.gather(*(commit(g) for g in range(groups)))
+
+
+async def _probe(addr: str, stop: threading.Event, out: list[float]) -> None:
+    from remoting.client import RemotingClient
+    from remoting.codes import RequestCode
+    from remoting.command import RemotingCommand
+
+    async with RemotingClient() as c:
+        while not stop.is_set() and len(out) < 200_000:
+            t0 = time.perf_counter()
+            await c.invoke(addr, RemotingCommand.request(RequestCode.GET_MAX_OFFSET,
+                                                         {"topic": "ScrapeT0000", "queueId": 0}), 5)
+            out.append((time.perf_counter() - t0) * 1000.0)
+
+
+def _probe_for(addr: str, seconds: float, during=None) -> list[float]:
+    stop = threading.Event()
+    out: list[float] = []
+    th = threading.Thread(target=lambda: asyncio.run(_probe(addr, stop, out)), daemon=True)
+    th.start()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if during is not None:
+            during()
+        else:
+            time.sleep(0.05)
+    stop.set()
+    th.join(10)
+    return out
+
+
+def _pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")
+
+
+def probe_baseline(args) -> None:
+    """The same tables on a broker without metrics: the probe's figures on this machine as it is."""
+    workdir = tempfile.mkdtemp(prefix="bench-scrape-base-")
+    broker, port, _ = start_broker(workdir, "ASYNC_FLUSH", _metrics_props(False, 0))
+    addr = f"127.0.0.1:{port}"
+    try:
+        asyncio.run(_setup_tables(addr, args.topics, args.groups))
+        xs = _probe_for(addr, args.probe_seconds)
+        print(f"probe round trip (metrics DISABLE, same tables): {len(xs)} probes, p50 {_pct(xs, 0.5):.2f} ms  "
+              f"p99 {_pct(xs, 0.99):.2f} ms  max {max(xs):.2f} ms")
+    finally:
+        stop_broker(broker)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def scrape_round(args) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    workdir = tempfile.mkdtemp(prefix="bench-scrape-")
+    mport = free_port()
+    broker, port, _ = start_broker(workdir, "ASYNC_FLUSH", _metrics_props(True, mport, args.refresh_ms))
+    addr = f"127.0.0.1:{port}"
+    try:
+        t0 = time.perf_counter()
+        asyncio.run(_setup_tables(addr, args.topics, args.groups))
+        print(f"set-up: {args.topics} topics (1 message each), {args.groups} groups: "
+              f"{time.perf_counter() - t0:.1f} s", flush=True)
+        time.sleep(args.refresh_ms / 1000.0 * 2 + 0.5)  # bench only: let two refreshes see the tables
+        times, size, series = [], 0, 0
+        idle_t0, idle_c0 = time.monotonic(), cpu_seconds(broker.pid)
+        time.sleep(2.0)  # bench only: the broker's CPU rate without scrapes (refresh included)
+        idle_rate = (cpu_seconds(broker.pid) - idle_c0) / (time.monotonic() - idle_t0)
+        t_all, c0 = time.monotonic(), cpu_seconds(broker.pid)
+        for _ in range(args.scrapes):
+            t0 = time.perf_counter()
+            with urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=30) as r:
+                body = r.read()
+            times.append((time.perf_counter() - t0) * 1000.0)
+            size = len(body)
+        cpu = cpu_seconds(broker.pid) - c0 - idle_rate * (time.monotonic() - t_all)
+        series = sum(len(f.samples) for f in text_string_to_metric_families(body.decode()))
+        print(f"scrape: {series} series, {size / 1024:.0f} KiB; wall median {statistics.median(times):.1f} ms, "
+              f"max {max(times):.1f} ms over {len(times)} scrapes; broker CPU {cpu / len(times) * 1000:.1f} ms "
+              f"per scrape (idle rate {idle_rate * 1000:.0f} ms/s subtracted)")
+        idle = _probe_for(addr, args.probe_seconds)
+
+        def scrape_once():
+            with urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=30) as r:
+                r.read()
+
+        busy = _probe_for(addr, args.probe_seconds, scrape_once)
+        for name, xs in (("no scrapes", idle), ("scraping back to back", busy)):
+            print(f"probe round trip ({name}; refresh every {args.refresh_ms} ms): {len(xs)} probes, "
+                  f"p50 {_pct(xs, 0.5):.2f} ms  p99 {_pct(xs, 0.99):.2f} ms  max {max(xs):.2f} ms")
+    finally:
+        stop_broker(broker)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--procs", type=int, default=4)
+    ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--max-ops", type=int, default=2_000_000)
+    ap.add_argument("--topics", type=int, default=1000)
+    ap.add_argument("--groups", type=int, default=200)
+    ap.add_argument("--scrapes", type=int, default=20)
+    ap.add_argument("--refresh-ms", type=int, default=1000)
+    ap.add_argument("--probe-seconds", type=float, default=5.0)
+    ap.add_argument("--skip-ab", action="store_true")
+    ap.add_argument("--skip-scrape", action="store_true")
+    args = ap.parse_args()
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    if not args.skip_ab:
+        ab_rounds(args)
+    if not args.skip_scrape:
+        probe_baseline(args)
+        scrape_round(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""The send path's counters: ``rocketmq_messages_in_total``, ``rocketmq_throughput_in_total``
+{topic, message_type} and ``rocketmq_message_size`` {topic}; and the pull side's highest
+pulled offset per queue (what ``rocketmq_consumer_inflight_messages`` needs).
+
+Each topic has one :class:`TopicPutSlot` (found with one dict lookup): a put adds to plain
+integers there, with no lock and no label lookup. Only the event loop writes; the scrape
+(another thread) reads copies, and prometheus-client renders them.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left as _bisect
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily
+
+from common import mixall
+from common.message import MessageConst
+from common.metrics_exporter import LocalHistogram, histogram_family
+
+__all__ = ["PutMetrics", "PullOffsets", "TopicPutSlot", "MESSAGE_TYPES", "MESSAGE_SIZE_BUCKETS"]
+
+#: 5.x's TopicMessageType names, in the order of the slot's per-type counters.
+MESSAGE_TYPES = ("normal", "fifo", "delay", "transaction")
+_NORMAL, _FIFO, _DELAY, _TRANSACTION = range(4)
+#: 5.x's view: 1 KiB, 4 KiB, 512 KiB, 1 MiB, 2 MiB, 4 MiB.
+MESSAGE_SIZE_BUCKETS = (1024.0, 4096.0, 512 * 1024.0, 1024 * 1024.0, 2 * 1024 * 1024.0, 4 * 1024 * 1024.0)
+_SCHEDULE = mixall.SCHEDULE_TOPIC
+_HALF = mixall.RMQ_SYS_TRANS_HALF_TOPIC
+_SHARDING = MessageConst.SHARDING_KEY
+
+
+class TopicPutSlot:
+    """Counts for one topic: messages and bytes by message type, and the size histogram."""
+
+    __slots__ = ("msgs", "bytes", "size")
+
+    def __init__(self) -> None:
+        self.msgs = [0, 0, 0, 0]
+        self.bytes = [0, 0, 0, 0]
+        self.size = LocalHistogram(MESSAGE_SIZE_BUCKETS)
+
+
+class PutMetrics:
+    """Called by SendMessageProcessor for every stored put (``on_put``)."""
+
+    def __init__(self, base_labels: dict[str, str]):
+        self._names = list(base_labels)
+        self._base = list(base_labels.values())
+        self.slots: dict[str, TopicPutSlot] = {}
+
+    def on_put(self, topic: str, msg: Any, nums: int, size: int) -> None:
+        s = self.slots.get(topic)
+        if s is None:
+            s = self.slots[topic] = TopicPutSlot()
+        kind = _NORMAL
+        if msg is not None:
+            # the broker has already parked delayed and prepared messages in their system topics
+            t = msg.topic
+            if t != topic:
+                kind = _DELAY if t == _SCHEDULE else _TRANSACTION if t == _HALF else _NORMAL
+            elif _SHARDING in msg.properties:
+                kind = _FIFO
+        s.msgs[kind] += nums
+        s.bytes[kind] += size
+        h = s.size
+        # LocalHistogram.observe, inlined (hot path); a batch counts each message at its mean size
+        h.counts[_bisect(MESSAGE_SIZE_BUCKETS, size if nums == 1 else size / nums)] += nums
+        h.total += size
+
+    def collect(self) -> Iterator[CounterMetricFamily | HistogramMetricFamily]:
+        names, base = self._names, self._base
+        msgs = CounterMetricFamily("rocketmq_messages_in", "Total number of incoming messages",
+                                   labels=[*names, "topic", "message_type"])
+        thr = CounterMetricFamily("rocketmq_throughput_in", "Total traffic of incoming messages",
+                                  labels=[*names, "topic", "message_type"])
+        slots = list(self.slots.items())  # one C-level copy: the loop may add topics meanwhile
+        for topic, s in slots:
+            m, b = list(s.msgs), list(s.bytes)
+            for i, kind in enumerate(MESSAGE_TYPES):
+                if m[i]:
+                    msgs.add_metric([*base, topic, kind], m[i])
+                    thr.add_metric([*base, topic, kind], b[i])
+        yield msgs
+        yield thr
+        yield histogram_family("rocketmq_message_size", "Incoming messages size", [*names, "topic"],
+                               (([*base, topic], s.size) for topic, s in slots))
+
+    def forget(self, live_topics: set[str]) -> None:
+        """Drop the slots of deleted topics (run by the periodic refresh, on the loop)."""
+        for t in [t for t in self.slots if t not in live_topics]:
+            del self.slots[t]
+
+
+class PullOffsets:
+    """Highest offset handed to each (group, topic, queue) by a pull: in flight = that minus the
+    committed offset. Recorded once per pull response, not per message."""
+
+    def __init__(self) -> None:
+        self.table: dict[tuple[str, str, int], int] = {}
+
+    def record(self, group: str, topic: str, queue_id: int, next_begin_offset: int) -> None:
+        self.table[(group, topic, queue_id)] = next_begin_offset
+
+    def get(self, group: str, topic: str, queue_id: int) -> int:
+        return self.table.get((group, topic, queue_id), -1)
