@@ -30,6 +30,7 @@ from remoting.errors import (
     RemotingSendRequestError,
     RemotingTimeoutError,
 )
+from remoting.peer_log_limiter import PeerLogLimiter
 
 __all__ = ["Connection", "Endpoint", "Handler", "ResponseCallback", "RPCHook"]
 
@@ -89,6 +90,8 @@ class Endpoint:
         # Empty tuples keep the hot path to one truth test when no hook is installed.
         self.before_hooks: tuple[RPCHook, ...] = ()
         self.after_hooks: tuple[RPCHook, ...] = ()
+        #: what peers can make us log at will (bad frames) is logged once per host per interval, counted
+        self.protocol_log = PeerLogLimiter(log)
 
     def add_rpc_hook(self, hook: RPCHook, *, before: bool = True, after: bool = True) -> None:
         """Install ``hook`` around every request served (see :class:`RPCHook`); hooks run in install order."""
@@ -202,15 +205,40 @@ class Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.last_io = self._loop.time()
+        decoder = self._decoder
         try:
-            cmds = self._decoder.feed(data)
+            cmds = decoder.feed(data)
         except RemoteProtocolError as e:
-            log.warning("%s: closing connection %s: %s", self._endpoint.name, self.remote_addr, e)
+            self._endpoint.protocol_log.log(
+                logging.WARNING, self.remote_addr, "%s: closing connection %s: %s",
+                self._endpoint.name, self.remote_addr, e,
+            )
             self._close_cause = e
+            if decoder.rejected:
+                self._refuse(decoder)
             self._handle(e.frames)
             self.close()
             return
+        if decoder.rejected:
+            self._refuse(decoder)
         self._handle(cmds)
+
+    def _refuse(self, decoder: FrameDecoder) -> None:
+        """Answer the frames the decoder could frame but not read (bad header text) with SYSTEM_ERROR;
+        the connection and the other requests on it carry on. The answers leave with the read's."""
+        rejected, decoder.rejected = decoder.rejected, []
+        for err in rejected:
+            cmd = err.command
+            self._endpoint.protocol_log.log(
+                logging.WARNING, self.remote_addr, "%s: refused a frame (code %s, opaque %s) from %s: %s",
+                self._endpoint.name, cmd.code, cmd.opaque, self.remote_addr, err,
+            )
+            if cmd.flag & RPC_TYPE_RESPONSE:
+                entry = self._pending.pop(cmd.opaque, None)
+                if entry is not None:
+                    self._fail_entry(entry, err)
+            elif not cmd.flag & RPC_ONEWAY:
+                self._wbuf.extend(self._encode_response(cmd, _error_response(_SYSTEM_ERROR, str(err))))
 
     def _handle(self, cmds: list[RemotingCommand]) -> None:
         out = self._wbuf
@@ -243,8 +271,8 @@ class Connection(asyncio.Protocol):
 
     def eof_received(self) -> bool | None:
         if self._decoder.buffered:
-            log.info(
-                "%s: %s closed with %d bytes of an incomplete frame",
+            self._endpoint.protocol_log.log(
+                logging.INFO, self.remote_addr, "%s: %s closed with %d bytes of an incomplete frame",
                 self._endpoint.name, self.remote_addr, self._decoder.buffered,
             )
         return None  # let the transport close
