@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI
-from broker.broker_stats_manager import BrokerStatsManager
+from broker.broker_stats_manager import BrokerStatsManager, SlavePutStatsDispatcher
 from broker.config import BrokerConfig, NettyClientConfig, NettyServerConfig
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import ConsumerOffsetManager
@@ -433,6 +433,8 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     b.store = store = DefaultMessageStore(sc, store_host=store_host, arriving_listener=arriving)
     if not store.load():
         raise BrokerStartError(f"the message store under {sc.storePathRootDir} could not be loaded (see the log)")
+    # after load: records recovery re-dispatches are not new puts
+    store.dispatchers.append(SlavePutStatsDispatcher(stats, lambda: sc.brokerRole is BrokerRole.SLAVE))
     if not sc.enableDLegerCommitLog:  # DLedger replicates by itself
         b.ha_service = HAService(store, sc)
         store.replica_waiter = b.ha_service.wait_for_slave
