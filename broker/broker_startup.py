@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from broker.broker_fast_failure import BrokerFastFailure
 from broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI
 from broker.broker_stats_manager import BrokerStatsManager, SlavePutStatsDispatcher
 from broker.config import BrokerConfig, NettyClientConfig, NettyServerConfig
@@ -47,6 +48,7 @@ from remoting.body.topic_config import TopicConfig
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode
 from remoting.command import RemotingCommand
+from remoting.fair_dispatch import FairDispatcher
 from remoting.server import RemotingServer
 from store.config import BrokerRole, FlushDiskType, MessageStoreConfig
 
@@ -564,6 +566,9 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     host = "0.0.0.0"
     idle = nsc.serverChannelMaxIdleTimeSeconds or None
     b.server = RemotingServer(host, port, name="broker", backlog=nsc.serverSocketBacklog, idle_timeout=idle)
+    fast_failure = BrokerFastFailure(bc, send)
+    b.server.set_fair_dispatch(FairDispatcher(nsc.serverRequestTurnBudget, nsc.serverConnectionBacklogMax,
+                                              fast_failure, gate=fast_failure.accepting))
     b.server.register_processor(RequestCode.PULL_MESSAGE, pull)
     for code, h in handlers.items():
         b.server.register_processor(code, h)
@@ -571,6 +576,8 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     if port > 2:
         b.fast_server = RemotingServer(host, port - 2, name="broker-fast", backlog=nsc.serverSocketBacklog,
                                        idle_timeout=idle)
+        b.fast_server.set_fair_dispatch(FairDispatcher(nsc.serverRequestTurnBudget, nsc.serverConnectionBacklogMax,
+                                                       fast_failure, gate=fast_failure.accepting))
         for code, h in handlers.items():
             b.fast_server.register_processor(code, h)
         b.fast_server.add_connection_listener(on_close=on_close)

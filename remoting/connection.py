@@ -30,6 +30,7 @@ from remoting.errors import (
     RemotingSendRequestError,
     RemotingTimeoutError,
 )
+from remoting.fair_dispatch import Backlog, FairDispatcher
 from remoting.peer_log_limiter import PeerLogLimiter
 
 __all__ = ["Connection", "Endpoint", "Handler", "ResponseCallback", "RPCHook"]
@@ -53,6 +54,7 @@ class RPCHook(Protocol):
 
     def do_after_response(self, conn: Connection, request: RemotingCommand | None, response: RemotingCommand) -> None: ...
 
+_NO_LIMIT = 1 << 62
 _SUCCESS_RESPONSE_FLAG = RPC_TYPE_RESPONSE
 _NOT_SUPPORTED = int(ResponseCode.REQUEST_CODE_NOT_SUPPORTED)
 _SYSTEM_ERROR = int(ResponseCode.SYSTEM_ERROR)
@@ -92,6 +94,14 @@ class Endpoint:
         self.after_hooks: tuple[RPCHook, ...] = ()
         #: what peers can make us log at will (bad frames) is logged once per host per interval, counted
         self.protocol_log = PeerLogLimiter(log)
+        #: fair turns and backlogs between connections (see remoting.fair_dispatch); off until set
+        self.fair: FairDispatcher | None = None
+        self._turn_budget = _NO_LIMIT
+
+    def set_fair_dispatch(self, fair: FairDispatcher | None) -> None:
+        """Serve big reads in fair turns with a bounded backlog per connection (None: all at once)."""
+        self.fair = fair
+        self._turn_budget = _NO_LIMIT if fair is None else fair.turn_budget
 
     def add_rpc_hook(self, hook: RPCHook, *, before: bool = True, after: bool = True) -> None:
         """Install ``hook`` around every request served (see :class:`RPCHook`); hooks run in install order."""
@@ -177,6 +187,7 @@ class Connection(asyncio.Protocol):
         self._drain_waiters: list[asyncio.Future] = []
         self._lost: asyncio.Future | None = None
         self._close_cause: BaseException | None = None
+        self._backlog: Backlog | None = None  # requests waiting for a fair turn (see remoting.fair_dispatch)
         # end-of-read work (see defer): callables, and the handler that deferred them
         self._reading = False
         self._deferred: list[Callable[[], Any]] | None = None
@@ -221,6 +232,12 @@ class Connection(asyncio.Protocol):
             return
         if decoder.rejected:
             self._refuse(decoder)
+        ep = self._endpoint
+        if self._backlog is not None or len(cmds) > ep._turn_budget:
+            if self._wbuf:  # refusals above
+                self._flush()
+            ep.fair.admit(self, cmds, self.last_io)
+            return
         self._handle(cmds)
 
     def _refuse(self, decoder: FrameDecoder) -> None:
@@ -262,6 +279,7 @@ class Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self._wbuf = []
+        self._backlog = None
         cause = exc or self._close_cause or ConnectionResetError(f"connection to {self.remote_addr} closed")
         self._fail_pending(cause)
         self._wake_drain_waiters()
@@ -285,9 +303,14 @@ class Connection(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self._write_paused = False
-        if self._pause_reads and self._transport is not None and not self.closed:
-            self._transport.resume_reading()
+        if self._pause_reads and (self._backlog is None or not self._backlog.held):
+            self._resume_reading()
         self._wake_drain_waiters()
+
+    def _resume_reading(self) -> None:
+        # reads stay paused while either reason holds: a peer not reading, or a full backlog
+        if self._transport is not None and not self.closed and not (self._pause_reads and self._write_paused):
+            self._transport.resume_reading()
 
     # -- serving -------------------------------------------------------------------
 
