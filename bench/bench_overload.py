@@ -124,7 +124,7 @@ def stored(addr: str, topic: str) -> int:
 
 def one_run(args, run: int) -> dict:
     workdir = tempfile.mkdtemp(prefix="bench-overload-")
-    broker, port, _ = start_broker(workdir, args.flush, {})
+    broker, port, _ = start_broker(workdir, args.flush, dict(kv.split("=", 1) for kv in args.broker_prop))
     addr = f"127.0.0.1:{port}"
     try:
         create_topic(addr, FLOOD_TOPIC, QUEUES)
@@ -180,6 +180,8 @@ def main() -> None:
     ap.add_argument("--body", type=int, default=1024)
     ap.add_argument("--flush", default="ASYNC_FLUSH", choices=["ASYNC_FLUSH", "SYNC_FLUSH"])
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--broker-prop", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra broker config, e.g. serverRequestTurnBudget=16 (repeatable)")
     args = ap.parse_args()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {args.conns} connections x "
           f"{args.inflight} in flight, {args.body} B bodies, {args.flush}, {args.seconds:.0f} s per run", flush=True)

@@ -158,7 +158,7 @@ class NettyServerConfig:
     useEpollNativeSelector: bool = cfg(False)
     # Not RocketMQ keys (remoting.fair_dispatch): requests a connection is served per fair turn, and
     # the backlog of read requests at which reading from it pauses. Fixed at start-up.
-    serverRequestTurnBudget: int = cfg(32, wire=False)
+    serverRequestTurnBudget: int = cfg(16, wire=False)
     serverConnectionBacklogMax: int = cfg(256, wire=False)
 
 

@@ -52,7 +52,7 @@ class Backlog:
 class FairDispatcher:
     """Round-robin turns over the connections of one endpoint that have a backlog."""
 
-    def __init__(self, turn_budget: int = 32, max_backlog: int = 256, fast_fail: FastFail | None = None, *,
+    def __init__(self, turn_budget: int = 16, max_backlog: int = 256, fast_fail: FastFail | None = None, *,
                  gate: Callable[[], bool] | None = None, slice_seconds: float = 0.005):
         if turn_budget < 1 or max_backlog < turn_budget:
             raise ValueError("turn_budget must be >= 1 and max_backlog >= turn_budget")
