@@ -18,14 +18,16 @@ request has no backlog and is served at once); the backlog then ages and is shed
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from broker.config import BrokerConfig
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
+from remoting.fair_dispatch import FairDispatcher
 
-__all__ = ["BrokerFastFailure"]
+__all__ = ["BrokerFastFailure", "backlog_runtime_info"]
 
 _SEND, _PULL, _HEARTBEAT, _TRANSACTION = 1, 2, 3, 4
 
@@ -86,3 +88,14 @@ class BrokerFastFailure:
         return req.response_to(_BUSY, (
             "[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, "
             f"period in queue: {int(waited_ms)}ms, size of queue: {queued}"))
+
+
+def backlog_runtime_info(fairs: Sequence[FairDispatcher]) -> dict[str, str]:
+    """GET_BROKER_RUNTIME_INFO keys of the request backlogs: 4.9.7's send-queue keys (what
+    dashboards watch for overload) report the backlog of every request, plus how many were shed."""
+    now = time.monotonic()  # the loop's clock (asyncio uses time.monotonic)
+    return {
+        "sendThreadPoolQueueSize": str(sum(f.queued for f in fairs)),
+        "sendThreadPoolQueueHeadWaitTimeMills": str(int(max((f.head_wait_ms(now) for f in fairs), default=0))),
+        "requestsShedByFastFailure": str(sum(f.shed for f in fairs)),
+    }

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from broker.broker_fast_failure import BrokerFastFailure
+from broker.broker_fast_failure import BrokerFastFailure, backlog_runtime_info
 from broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI
 from broker.broker_stats_manager import BrokerStatsManager, SlavePutStatsDispatcher
 from broker.config import BrokerConfig, NettyClientConfig, NettyServerConfig
@@ -489,9 +489,13 @@ def create_broker(configs: BrokerConfigs) -> Broker:
             b.request_register()
 
     b._role_aware = [send, pull, consumer_mgmt, topic_admin, group_admin]
+    # fair turns and fast failure for the main and the fast port (see remoting.fair_dispatch)
+    fast_failure = BrokerFastFailure(bc, send)
+    fairs = [FairDispatcher(nsc.serverRequestTurnBudget, nsc.serverConnectionBacklogMax, fast_failure,
+                            gate=fast_failure.accepting) for _ in range(2)]
     config_proc = BrokerConfigProcessor(
         configs.all(), store, stats, config_file=configs.config_file, on_update=on_config_update,
-        store_root=sc.storePathRootDir,
+        store_root=sc.storePathRootDir, queue_stats=lambda: backlog_runtime_info(fairs),
     )
     b.config_processor = config_proc  # install_semantics adds the schedule service's running stats
 
@@ -566,9 +570,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     host = "0.0.0.0"
     idle = nsc.serverChannelMaxIdleTimeSeconds or None
     b.server = RemotingServer(host, port, name="broker", backlog=nsc.serverSocketBacklog, idle_timeout=idle)
-    fast_failure = BrokerFastFailure(bc, send)
-    b.server.set_fair_dispatch(FairDispatcher(nsc.serverRequestTurnBudget, nsc.serverConnectionBacklogMax,
-                                              fast_failure, gate=fast_failure.accepting))
+    b.server.set_fair_dispatch(fairs[0])
     b.server.register_processor(RequestCode.PULL_MESSAGE, pull)
     for code, h in handlers.items():
         b.server.register_processor(code, h)
@@ -576,8 +578,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     if port > 2:
         b.fast_server = RemotingServer(host, port - 2, name="broker-fast", backlog=nsc.serverSocketBacklog,
                                        idle_timeout=idle)
-        b.fast_server.set_fair_dispatch(FairDispatcher(nsc.serverRequestTurnBudget, nsc.serverConnectionBacklogMax,
-                                                       fast_failure, gate=fast_failure.accepting))
+        b.fast_server.set_fair_dispatch(fairs[1])
         for code, h in handlers.items():
             b.fast_server.register_processor(code, h)
         b.fast_server.add_connection_listener(on_close=on_close)

@@ -52,6 +52,7 @@ class BrokerConfigProcessor:
         store_root: str = "",
         runtime_extra: Callable[[], dict[str, str]] | None = None,
         boot_timestamp: int | None = None,
+        queue_stats: Callable[[], dict[str, str]] | None = None,
     ):
         from remoting.body.topic_config import DataVersion
 
@@ -62,6 +63,7 @@ class BrokerConfigProcessor:
         self.on_update = on_update
         self.store_root = store_root
         self.runtime_extra = runtime_extra
+        self.queue_stats = queue_stats  # the request backlogs, in place of 4.9.7's thread-pool queues
         self.data_version = DataVersion()
         self.boot_timestamp = boot_timestamp or now_ms()
 
@@ -184,6 +186,8 @@ class BrokerConfigProcessor:
             t[pool + "Size"] = "0"
             t[pool + "Capacity"] = str(cap)
             t[pool + "HeadWaitTimeMills"] = "0"
+        if self.queue_stats is not None:
+            t.update(self.queue_stats())
         t["EndTransactionQueueSize"] = "0"
         t["EndTransactionThreadPoolQueueCapacity"] = "100000"
         t.setdefault("dispatchBehindBytes", "0")

@@ -12,11 +12,12 @@ import asyncio
 
 import pytest
 
+from remoting.body.kv import KVTable
 from remoting.client import RemotingClient
 from remoting.codec import FrameDecoder, encode
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
-from tests.broker.helpers import messages, pull, send, send_header_v2
+from tests.broker.helpers import call, messages, pull, send, send_header_v2
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -67,6 +68,11 @@ async def test_flood_is_shed_canary_is_served_and_nothing_acked_is_lost(broker_f
         assert all(r.remark.startswith(BUSY_PREFIX) for r in busy), busy[0].remark
         assert set(codes) <= {ResponseCode.SUCCESS, ResponseCode.SYSTEM_BUSY}
         assert codes.count(ResponseCode.SUCCESS) > 0
+        # the runtime info counts what was shed; the backlog is empty again
+        r = await call(c, b.addr, RequestCode.GET_BROKER_RUNTIME_INFO)
+        t = KVTable.from_json(r.body).table
+        assert int(t["requestsShedByFastFailure"]) == len(busy)
+        assert t["sendThreadPoolQueueSize"] == "0"
         # every acknowledged message is in its queue at the offset it was acknowledged with
         for n, res in enumerate(results):
             acked = {int(r.ext_fields["queueOffset"]): i for i, r in res if r.code == ResponseCode.SUCCESS}
