@@ -22,6 +22,7 @@ one read per busy connection.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from remoting.connection import Connection
 
 __all__ = ["FairDispatcher", "FastFail"]
+
+log = logging.getLogger("remoting")
 
 #: ``fast_fail(request, waited_ms, backlog_size)``: a response to answer instead, or None to serve it.
 FastFail = Callable[[RemotingCommand, float, int], RemotingCommand | None]
@@ -125,9 +128,15 @@ class FairDispatcher:
             if conn.closed or bl is None:
                 conn._backlog = None
                 continue
-            budget = self.turn_budget if gate is None or gate() else 0
-            served = served or budget > 0
-            conn._handle(self._take(conn, bl, now, budget))
+            try:
+                budget = self.turn_budget if gate is None or gate() else 0
+                served = served or budget > 0
+                conn._handle(self._take(conn, bl, now, budget))
+            except Exception:  # a policy bug must not strand this connection's backlog unanswered
+                log.exception("fair dispatch: turn of %s failed; closing it", conn.remote_addr)
+                conn._backlog = None
+                conn.close()
+                continue
             if bl.size and not conn.closed:
                 self._ready.append(conn)
             else:
