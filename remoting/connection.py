@@ -365,10 +365,7 @@ class Connection(asyncio.Protocol):
             try:
                 resp = handler(req, self)
             except Exception as e:
-                log.warning(
-                    "%s: handler for code %s from %s failed: %r", ep.name, req.code, self.remote_addr, e,
-                    exc_info=not isinstance(e, ValueError),
-                )
+                self._log_failure(req, e)
                 resp = _error_response(_SYSTEM_ERROR, _error_text(e))
             else:
                 if resp is None:
@@ -379,6 +376,15 @@ class Connection(asyncio.Protocol):
         if req.flag & RPC_ONEWAY:
             return
         out.extend(self._encode_response(req, resp))
+
+    def _log_failure(self, req: RemotingCommand, e: BaseException) -> None:
+        ep = self._endpoint
+        if isinstance(e, ValueError):  # a bad request (the peer's doing): limited per peer like bad frames
+            ep.protocol_log.log(logging.WARNING, self.remote_addr, "%s: handler for code %s from %s failed: %r",
+                                ep.name, req.code, self.remote_addr, e)
+        else:
+            log.warning("%s: handler for code %s from %s failed: %r", ep.name, req.code, self.remote_addr, e,
+                        exc_info=e)
 
     def _encode_response(self, req: RemotingCommand, resp: RemotingCommand) -> list:
         resp.opaque = req.opaque
@@ -412,10 +418,7 @@ class Connection(asyncio.Protocol):
             return
         exc = task.exception()
         if exc is not None:
-            log.warning(
-                "%s: handler for code %s from %s failed: %r", self._endpoint.name, req.code, self.remote_addr, exc,
-                exc_info=exc if not isinstance(exc, ValueError) else None,
-            )
+            self._log_failure(req, exc)
             resp = _error_response(_SYSTEM_ERROR, _error_text(exc))
         else:
             resp = task.result()

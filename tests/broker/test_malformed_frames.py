@@ -86,3 +86,23 @@ async def test_a_flood_of_malformed_frames_logs_a_few_lines_with_a_count(broker_
     lines = [ln for ln in b.proc.output().splitlines() if "unknown serialize type" in ln]
     assert 1 <= len(lines) <= 5, lines[:10]
     assert "closing connection" in lines[0]
+
+
+async def test_a_flood_of_bad_requests_logs_a_few_lines(broker_factory):
+    """Well-framed requests whose header a handler rejects (here GET_MAX_OFFSET without queueId) are
+    answered one by one, and logged like bad frames: a few lines per peer, not one per request."""
+    b = broker_factory("badreq")
+    reader, writer = await asyncio.open_connection("127.0.0.1", b.port)
+    try:
+        out = []
+        for i in range(300):
+            cmd = RemotingCommand.request(RequestCode.GET_MAX_OFFSET, {"topic": "T"})
+            cmd.opaque = i + 1
+            out.append(_frame(cmd))
+        writer.write(b"".join(out))
+        got = await _read_responses(reader, 300)
+        assert {r.code for r in got.values()} == {ResponseCode.SYSTEM_ERROR}
+    finally:
+        writer.close()
+    lines = [ln for ln in b.proc.output().splitlines() if "handler for code" in ln]
+    assert 1 <= len(lines) <= 5, lines[:10]
