@@ -14,8 +14,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from broker.broker_fast_failure import BrokerFastFailure, backlog_runtime_info
 from broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI
-from broker.broker_stats_manager import BrokerStatsManager
+from broker.broker_stats_manager import BrokerStatsManager, SlavePutStatsDispatcher
 from broker.config import BrokerConfig, NettyClientConfig, NettyServerConfig
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import ConsumerOffsetManager
@@ -50,6 +51,7 @@ from remoting.body.topic_config import TopicConfig
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode
 from remoting.command import RemotingCommand
+from remoting.fair_dispatch import FairDispatcher
 from remoting.server import RemotingServer
 from remoting.tls import TlsSystemConfig
 from store.config import BrokerRole, FlushDiskType, MessageStoreConfig
@@ -463,6 +465,8 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         store.commit_log.tls = configs.tls  # DLedger peer traffic follows the broker's TLS settings
     if not store.load():
         raise BrokerStartError(f"the message store under {sc.storePathRootDir} could not be loaded (see the log)")
+    # after load: records recovery re-dispatches are not new puts
+    store.dispatchers.append(SlavePutStatsDispatcher(stats, lambda: sc.brokerRole is BrokerRole.SLAVE))
     if not sc.enableDLegerCommitLog:  # DLedger replicates by itself
         b.ha_service = HAService(store, sc)
         store.replica_waiter = b.ha_service.wait_for_slave
@@ -516,9 +520,13 @@ def create_broker(configs: BrokerConfigs) -> Broker:
             b.request_register()
 
     b._role_aware = [send, pull, consumer_mgmt, topic_admin, group_admin]
+    # fair turns and fast failure for the main and the fast port (see remoting.fair_dispatch)
+    fast_failure = BrokerFastFailure(bc, send)
+    fairs = [FairDispatcher(nsc.serverRequestTurnBudget, nsc.serverConnectionBacklogMax, fast_failure,
+                            gate=fast_failure.accepting) for _ in range(2)]
     config_proc = BrokerConfigProcessor(
         configs.all(), store, stats, config_file=configs.config_file, on_update=on_config_update,
-        store_root=sc.storePathRootDir,
+        store_root=sc.storePathRootDir, queue_stats=lambda: backlog_runtime_info(fairs),
     )
     b.config_processor = config_proc  # install_semantics adds the schedule service's running stats
 
@@ -594,6 +602,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     idle = nsc.serverChannelMaxIdleTimeSeconds or None
     b.server = RemotingServer(host, port, name="broker", backlog=nsc.serverSocketBacklog, idle_timeout=idle,
                               tls=configs.tls)
+    b.server.set_fair_dispatch(fairs[0])
     b.server.register_processor(RequestCode.PULL_MESSAGE, pull)
     for code, h in handlers.items():
         b.server.register_processor(code, h)
@@ -603,6 +612,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
     if port > 2:
         b.fast_server = RemotingServer(host, port - 2, name="broker-fast", backlog=nsc.serverSocketBacklog,
                                        idle_timeout=idle, tls=configs.tls)
+        b.fast_server.set_fair_dispatch(fairs[1])
         for code, h in handlers.items():
             b.fast_server.register_processor(code, h)
         b.fast_server.add_connection_listener(on_close=on_close)

@@ -163,6 +163,10 @@ class NettyServerConfig:
     serverSocketBacklog: int = cfg(1024)
     serverPooledByteBufAllocatorEnable: bool = cfg(True)
     useEpollNativeSelector: bool = cfg(False)
+    # Not RocketMQ keys (remoting.fair_dispatch): requests a connection is served per fair turn, and
+    # the backlog of read requests at which reading from it pauses. Fixed at start-up.
+    serverRequestTurnBudget: int = cfg(16, wire=False)
+    serverConnectionBacklogMax: int = cfg(256, wire=False)
 
 
 @dataclass

@@ -30,6 +30,7 @@ __all__ = [
     "update_from_wire",
     "to_properties",
     "format_properties",
+    "has_line_break",
     "parse_value",
     "java_parse_bool",
 ]
@@ -235,6 +236,27 @@ def to_properties(*configs: Any) -> dict[str, str]:
     return out
 
 
+#: Every character str.splitlines() (and so parse_properties) ends a line at, plus NUL.
+_LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\x00")
+_ESCAPES = {ord("\\"): "\\\\", **{ord(c): f"\\u{ord(c):04x}" for c in _LINE_BREAKS}}
+
+
+def has_line_break(text: str) -> bool:
+    """True when ``text`` would end a line of a properties file (a smuggled key could follow)."""
+    return not _LINE_BREAKS.isdisjoint(text)
+
+
+def _escape(text: str) -> str:
+    # Backslash and line breaks escaped as Properties.store does: a value always stays on its own line.
+    if "\\" in text or not _LINE_BREAKS.isdisjoint(text):
+        return text.translate(_ESCAPES)
+    return text
+
+
 def format_properties(props: Mapping[str, str]) -> str:
-    """Render properties as ``key=value`` lines (what ``-p`` prints and files persist)."""
-    return "".join(f"{k}={v}\n" for k, v in props.items())
+    """Render properties as ``key=value`` lines (what ``-p`` prints and files persist).
+
+    Values are escaped so that :func:`parse_properties` reads them back unchanged and no value can
+    add a line (a key) to a persisted file.
+    """
+    return "".join(f"{_escape(k)}={_escape(v)}\n" for k, v in props.items())

@@ -15,7 +15,14 @@ import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from common.config import ConfigError, format_properties, parse_properties, to_properties, update_from_wire
+from common.config import (
+    ConfigError,
+    format_properties,
+    has_line_break,
+    parse_properties,
+    to_properties,
+    update_from_wire,
+)
 from namesrv.config import NamesrvConfig
 from namesrv.kv_config_manager import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
 from namesrv.route_info_manager import RouteInfoManager
@@ -302,6 +309,13 @@ class DefaultRequestProcessor:
         except UnicodeDecodeError:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "string2Properties error")
         log.info("updateConfig called by %s: %s", _addr(conn), props)
+        broken = sorted(k for k, v in props.items() if has_line_break(k) or has_line_break(v))
+        if broken:
+            # An escaped line break would add a key (configStorePath...) to the persisted file, which
+            # a restart would then obey (CVE-2023-37582's class; 4.9.7 accepts it).
+            return req.response_to(
+                ResponseCode.SYSTEM_ERROR, f"the value of config key {broken[0]} contains a line break"
+            )
         if any(k in props for k in _PATH_KEYS):
             return req.response_to(ResponseCode.NO_PERMISSION, "Can not update config path")
         fields = {f.name: f for f in dataclasses.fields(self.config)}

@@ -38,6 +38,7 @@ class NamesrvController:
     def __init__(self, config: NamesrvConfig, *, clock: Callable[[], int] = now_ms,
                  tls: TlsSystemConfig | None = None):
         self.config = config
+        self._config_store_path = config.configStorePath
         self.kv_config_manager = KVConfigManager(config.kvConfigPath)
         self.route_info_manager = RouteInfoManager(config.brokerChannelExpiredTime, clock)
         # One worker keeps file writes in order (later snapshots land last).
@@ -67,7 +68,8 @@ class NamesrvController:
         return await asyncio.get_running_loop().run_in_executor(self._io, fn, *args)
 
     def _persist_config(self, data: bytes) -> None:
-        write_file_atomic(self.config.configStorePath, data)
+        # The path of start-up, never one read back from the config object later.
+        write_file_atomic(self._config_store_path, data)
 
     async def start(self) -> None:
         """Load the KV config, listen, start the scan; raises OSError if the port is taken."""

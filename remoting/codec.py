@@ -26,7 +26,7 @@ import orjson
 
 from remoting.codes import LanguageCode, SerializeType
 from remoting.command import RemotingCommand
-from remoting.errors import LocalProtocolError, RemoteProtocolError
+from remoting.errors import HeaderTextError, LocalProtocolError, RemoteProtocolError
 
 __all__ = [
     "DEFAULT_MAX_FRAME_SIZE",
@@ -143,6 +143,7 @@ def _decode_json(raw: memoryview | bytes) -> RemotingCommand:
     try:
         d = _loads(raw)
     except _JSONDecodeError as e:
+        _refuse_non_utf8_json(raw)
         raise RemoteProtocolError(f"malformed JSON header: {e}") from None
     if type(d) is not dict:
         raise RemoteProtocolError("JSON header is not an object")
@@ -183,11 +184,38 @@ def _decode_json(raw: memoryview | bytes) -> RemotingCommand:
     return cmd
 
 
+def _refuse_non_utf8_json(raw: memoryview | bytes) -> None:
+    """A JSON header that is well-formed but for bytes that are not UTF-8 names its request: refuse
+    that request (HeaderTextError) rather than the connection. Runs on the error path only."""
+    try:
+        str(raw, "utf-8")
+        return  # valid text: the JSON itself is malformed
+    except UnicodeDecodeError as e:
+        reason = f"JSON header is not UTF-8: {e}"
+    try:
+        d = _loads(str(raw, "utf-8", "replace"))
+    except _JSONDecodeError:
+        return
+    if type(d) is not dict:
+        return
+    cmd = _new_command(RemotingCommand)
+    cmd.remark = cmd.ext_fields = cmd.body = None
+    cmd.language, cmd.version = _OTHER, 0
+    try:
+        cmd.code = _json_int(d, "code", 0)
+        cmd.opaque = _json_int(d, "opaque", 0)
+        cmd.flag = _json_int(d, "flag", 0)
+    except RemoteProtocolError:
+        return
+    raise HeaderTextError(reason, cmd)
+
+
 def _utf8(mv: memoryview, start: int, end: int, what: str) -> str:
     try:
         return str(mv[start:end], "utf-8")
     except UnicodeDecodeError as e:
-        raise RemoteProtocolError(f"binary header {what} is not UTF-8: {e}") from None
+        # framing is intact: the request can be answered (HeaderTextError carries it) and the connection kept
+        raise HeaderTextError(f"binary header {what} is not UTF-8: {e}") from None
 
 
 def _decode_binary(mv: memoryview, start: int, end: int) -> RemotingCommand:
@@ -195,7 +223,16 @@ def _decode_binary(mv: memoryview, start: int, end: int) -> RemotingCommand:
         raise RemoteProtocolError(f"binary header too short: {end - start} bytes")
     cmd = _new_command(RemotingCommand)
     cmd.code, cmd.language, cmd.version, cmd.opaque, cmd.flag = _BIN_FIXED.unpack_from(mv, start)
-    p = start + _BIN_FIXED.size
+    try:
+        _decode_binary_rest(cmd, mv, start + _BIN_FIXED.size, end)
+    except HeaderTextError as e:
+        cmd.remark = cmd.ext_fields = cmd.body = None
+        e.command = cmd
+        raise
+    return cmd
+
+
+def _decode_binary_rest(cmd: RemotingCommand, mv: memoryview, p: int, end: int) -> None:
     (rlen,) = _I32.unpack_from(mv, p)
     p += 4
     if rlen < 0 or rlen > end - p:
@@ -230,7 +267,6 @@ def _decode_binary(mv: memoryview, start: int, end: int) -> RemotingCommand:
             ext[key] = _utf8(mv, q, q + vlen, "value")  # a duplicate key: the last one wins
             q += vlen
     cmd.ext_fields = ext
-    return cmd
 
 
 def decode_header(serialize_type: int, header: bytes | memoryview) -> RemotingCommand:
@@ -254,14 +290,20 @@ class FrameDecoder:
     or oversized frame raises :class:`RemoteProtocolError` (carrying the frames
     decoded before it in ``.frames``) and the decoder stays broken: every later
     ``feed`` raises too, so the connection cannot be reused.
+
+    A frame whose framing is sound but whose header text is not UTF-8 does not break
+    the stream: it is left out of ``feed``'s result and appended to ``rejected`` as a
+    :class:`HeaderTextError` whose ``command`` carries code, opaque and flag, so the
+    caller can answer that request alone (the caller empties the list).
     """
 
-    __slots__ = ("_buf", "_max", "_error")
+    __slots__ = ("_buf", "_max", "_error", "rejected")
 
     def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE):
         self._buf = bytearray()
         self._max = max_frame_size
         self._error: str | None = None
+        self.rejected: list[HeaderTextError] = []
 
     @property
     def buffered(self) -> int:
@@ -296,7 +338,15 @@ class FrameDecoder:
                     if n - pos >= 8:
                         self._check_word(mv, pos, length)
                     break
-                out.append(self._decode_frame(mv, pos + 4, end))
+                try:
+                    out.append(self._decode_frame(mv, pos + 4, end))
+                except HeaderTextError as e:
+                    if e.command is None:
+                        raise
+                    e.command.serialize_type = word_type(mv, pos)
+                    # kept past this call: drop the frames (and their views of the buffer) it references
+                    e.__traceback__ = e.__context__ = None
+                    self.rejected.append(e)
                 pos = end
         except RemoteProtocolError as e:
             del mv
@@ -344,6 +394,11 @@ class FrameDecoder:
         cmd.serialize_type = stype
         cmd.body = mv[hend:end].tobytes() if end > hend else None
         return cmd
+
+
+def word_type(mv: memoryview, pos: int) -> int:
+    """The serialize type of the frame at ``pos``."""
+    return _WORD.unpack_from(mv, pos + 4)[0] >> 24
 
 
 # -- encoding ------------------------------------------------------------------------

@@ -30,6 +30,8 @@ from remoting.errors import (
     RemotingSendRequestError,
     RemotingTimeoutError,
 )
+from remoting.fair_dispatch import Backlog, FairDispatcher
+from remoting.peer_log_limiter import PeerLogLimiter
 
 __all__ = ["Connection", "Endpoint", "Handler", "ResponseCallback", "RPCHook"]
 
@@ -52,6 +54,7 @@ class RPCHook(Protocol):
 
     def do_after_response(self, conn: Connection, request: RemotingCommand | None, response: RemotingCommand) -> None: ...
 
+_NO_LIMIT = 1 << 62
 _SUCCESS_RESPONSE_FLAG = RPC_TYPE_RESPONSE
 _NOT_SUPPORTED = int(ResponseCode.REQUEST_CODE_NOT_SUPPORTED)
 _SYSTEM_ERROR = int(ResponseCode.SYSTEM_ERROR)
@@ -89,6 +92,16 @@ class Endpoint:
         # Empty tuples keep the hot path to one truth test when no hook is installed.
         self.before_hooks: tuple[RPCHook, ...] = ()
         self.after_hooks: tuple[RPCHook, ...] = ()
+        #: what peers can make us log at will (bad frames) is logged once per host per interval, counted
+        self.protocol_log = PeerLogLimiter(log)
+        #: fair turns and backlogs between connections (see remoting.fair_dispatch); off until set
+        self.fair: FairDispatcher | None = None
+        self._turn_budget = _NO_LIMIT
+
+    def set_fair_dispatch(self, fair: FairDispatcher | None) -> None:
+        """Serve big reads in fair turns with a bounded backlog per connection (None: all at once)."""
+        self.fair = fair
+        self._turn_budget = _NO_LIMIT if fair is None else fair.turn_budget
 
     def add_rpc_hook(self, hook: RPCHook, *, before: bool = True, after: bool = True) -> None:
         """Install ``hook`` around every request served (see :class:`RPCHook`); hooks run in install order."""
@@ -174,6 +187,7 @@ class Connection(asyncio.Protocol):
         self._drain_waiters: list[asyncio.Future] = []
         self._lost: asyncio.Future | None = None
         self._close_cause: BaseException | None = None
+        self._backlog: Backlog | None = None  # requests waiting for a fair turn (see remoting.fair_dispatch)
         # end-of-read work (see defer): callables, and the handler that deferred them
         self._reading = False
         self._deferred: list[Callable[[], Any]] | None = None
@@ -202,15 +216,46 @@ class Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.last_io = self._loop.time()
+        decoder = self._decoder
         try:
-            cmds = self._decoder.feed(data)
+            cmds = decoder.feed(data)
         except RemoteProtocolError as e:
-            log.warning("%s: closing connection %s: %s", self._endpoint.name, self.remote_addr, e)
+            self._endpoint.protocol_log.log(
+                logging.WARNING, self.remote_addr, "%s: closing connection %s: %s",
+                self._endpoint.name, self.remote_addr, e,
+            )
             self._close_cause = e
+            if decoder.rejected:
+                self._refuse(decoder)
             self._handle(e.frames)
             self.close()
             return
+        if decoder.rejected:
+            self._refuse(decoder)
+        ep = self._endpoint
+        if self._backlog is not None or len(cmds) > ep._turn_budget:
+            if self._wbuf:  # refusals above
+                self._flush()
+            ep.fair.admit(self, cmds, self.last_io)
+            return
         self._handle(cmds)
+
+    def _refuse(self, decoder: FrameDecoder) -> None:
+        """Answer the frames the decoder could frame but not read (bad header text) with SYSTEM_ERROR;
+        the connection and the other requests on it carry on. The answers leave with the read's."""
+        rejected, decoder.rejected = decoder.rejected, []
+        for err in rejected:
+            cmd = err.command
+            self._endpoint.protocol_log.log(
+                logging.WARNING, self.remote_addr, "%s: refused a frame (code %s, opaque %s) from %s: %s",
+                self._endpoint.name, cmd.code, cmd.opaque, self.remote_addr, err,
+            )
+            if cmd.flag & RPC_TYPE_RESPONSE:
+                entry = self._pending.pop(cmd.opaque, None)
+                if entry is not None:
+                    self._fail_entry(entry, err)
+            elif not cmd.flag & RPC_ONEWAY:
+                self._wbuf.extend(self._encode_response(cmd, _error_response(_SYSTEM_ERROR, str(err))))
 
     def _handle(self, cmds: list[RemotingCommand]) -> None:
         out = self._wbuf
@@ -234,6 +279,7 @@ class Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self._wbuf = []
+        self._backlog = None
         cause = exc or self._close_cause or ConnectionResetError(f"connection to {self.remote_addr} closed")
         self._fail_pending(cause)
         self._wake_drain_waiters()
@@ -243,8 +289,8 @@ class Connection(asyncio.Protocol):
 
     def eof_received(self) -> bool | None:
         if self._decoder.buffered:
-            log.info(
-                "%s: %s closed with %d bytes of an incomplete frame",
+            self._endpoint.protocol_log.log(
+                logging.INFO, self.remote_addr, "%s: %s closed with %d bytes of an incomplete frame",
                 self._endpoint.name, self.remote_addr, self._decoder.buffered,
             )
         return None  # let the transport close
@@ -257,9 +303,14 @@ class Connection(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self._write_paused = False
-        if self._pause_reads and self._transport is not None and not self.closed:
-            self._transport.resume_reading()
+        if self._pause_reads and (self._backlog is None or not self._backlog.held):
+            self._resume_reading()
         self._wake_drain_waiters()
+
+    def _resume_reading(self) -> None:
+        # reads stay paused while either reason holds: a peer not reading, or a full backlog
+        if self._transport is not None and not self.closed and not (self._pause_reads and self._write_paused):
+            self._transport.resume_reading()
 
     # -- serving -------------------------------------------------------------------
 
@@ -314,10 +365,7 @@ class Connection(asyncio.Protocol):
             try:
                 resp = handler(req, self)
             except Exception as e:
-                log.warning(
-                    "%s: handler for code %s from %s failed: %r", ep.name, req.code, self.remote_addr, e,
-                    exc_info=not isinstance(e, ValueError),
-                )
+                self._log_failure(req, e)
                 resp = _error_response(_SYSTEM_ERROR, _error_text(e))
             else:
                 if resp is None:
@@ -328,6 +376,15 @@ class Connection(asyncio.Protocol):
         if req.flag & RPC_ONEWAY:
             return
         out.extend(self._encode_response(req, resp))
+
+    def _log_failure(self, req: RemotingCommand, e: BaseException) -> None:
+        ep = self._endpoint
+        if isinstance(e, ValueError):  # a bad request (the peer's doing): limited per peer like bad frames
+            ep.protocol_log.log(logging.WARNING, self.remote_addr, "%s: handler for code %s from %s failed: %r",
+                                ep.name, req.code, self.remote_addr, e)
+        else:
+            log.warning("%s: handler for code %s from %s failed: %r", ep.name, req.code, self.remote_addr, e,
+                        exc_info=e)
 
     def _encode_response(self, req: RemotingCommand, resp: RemotingCommand) -> list:
         resp.opaque = req.opaque
@@ -361,10 +418,7 @@ class Connection(asyncio.Protocol):
             return
         exc = task.exception()
         if exc is not None:
-            log.warning(
-                "%s: handler for code %s from %s failed: %r", self._endpoint.name, req.code, self.remote_addr, exc,
-                exc_info=exc if not isinstance(exc, ValueError) else None,
-            )
+            self._log_failure(req, exc)
             resp = _error_response(_SYSTEM_ERROR, _error_text(exc))
         else:
             resp = task.result()

@@ -13,6 +13,7 @@ from common.errors import RocketMQError
 __all__ = [
     "RemotingError",
     "RemoteProtocolError",
+    "HeaderTextError",
     "LocalProtocolError",
     "RemotingConnectError",
     "RemotingTimeoutError",
@@ -31,6 +32,18 @@ class RemoteProtocolError(RemotingError):
         super().__init__(msg)
         #: commands decoded completely before the bad bytes (still worth serving).
         self.frames: list = frames or []
+
+
+class HeaderTextError(RemoteProtocolError):
+    """A header's text is not UTF-8 though the frame is sound: only that request is refused.
+
+    ``command`` (code, opaque, flag, serialize type; no fields) identifies the request when the
+    header got that far, so it can be answered and the connection kept.
+    """
+
+    def __init__(self, msg: str, command=None):
+        super().__init__(msg)
+        self.command = command
 
 
 class LocalProtocolError(RemotingError):

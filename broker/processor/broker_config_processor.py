@@ -1,7 +1,8 @@
 """GET_BROKER_CONFIG (26), UPDATE_BROKER_CONFIG (25), GET_BROKER_RUNTIME_INFO (28).
 
-UPDATE_BROKER_CONFIG never changes a path, a port or anything that could run a
-program (fields declared ``wire=False``, CVE-2023-33246): such a request is
+UPDATE_BROKER_CONFIG changes only the keys of the runtime allow-list
+(:mod:`broker.runtime_config`): never a path, a port, an address clients are sent to, a security
+switch or anything that could run a program (CVE-2023-33246). A request naming any other key is
 refused as a whole with NO_PERMISSION naming the keys, and nothing is applied.
 """
 
@@ -16,7 +17,15 @@ from collections.abc import Callable
 from typing import Any
 
 from broker.broker_stats_manager import BrokerStatsManager
-from common.config import ConfigError, format_properties, parse_properties, parse_value, to_properties
+from broker.runtime_config import RUNTIME_UPDATABLE_KEYS
+from common.config import (
+    ConfigError,
+    format_properties,
+    has_line_break,
+    parse_properties,
+    parse_value,
+    to_properties,
+)
 from common.util import now_ms, write_file_atomic
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
@@ -43,6 +52,7 @@ class BrokerConfigProcessor:
         store_root: str = "",
         runtime_extra: Callable[[], dict[str, str]] | None = None,
         boot_timestamp: int | None = None,
+        queue_stats: Callable[[], dict[str, str]] | None = None,
     ):
         from remoting.body.topic_config import DataVersion
 
@@ -53,6 +63,7 @@ class BrokerConfigProcessor:
         self.on_update = on_update
         self.store_root = store_root
         self.runtime_extra = runtime_extra
+        self.queue_stats = queue_stats  # the request backlogs, in place of 4.9.7's thread-pool queues
         self.data_version = DataVersion()
         self.boot_timestamp = boot_timestamp or now_ms()
 
@@ -82,7 +93,7 @@ class BrokerConfigProcessor:
         unknown = []
         plan = []
         for key, raw in props.items():
-            if any(ch in raw for ch in "\r\n\x00"):
+            if has_line_break(raw) or has_line_break(key):
                 # The values are written back to the -c file: a line break would smuggle in another key.
                 return req.response_to(ResponseCode.SYSTEM_ERROR, f"the value of config key {key} contains a line break")
             owner = self._owner(key)
@@ -90,7 +101,7 @@ class BrokerConfigProcessor:
                 unknown.append(key)
                 continue
             cfg_obj, f, typ = owner
-            if not f.metadata.get("wire", True):
+            if key not in RUNTIME_UPDATABLE_KEYS or not f.metadata.get("wire", True):
                 forbidden.append(key)
                 continue
             plan.append((cfg_obj, key, typ, raw))
@@ -99,7 +110,7 @@ class BrokerConfigProcessor:
             return req.response_to(
                 ResponseCode.NO_PERMISSION,
                 "Can not update config in black list: " + ", ".join(sorted(forbidden))
-                + " (paths, ports and commands cannot be changed at runtime)",
+                + " (only the broker's runtime allow-list of tuning keys can change while it runs)",
             )
         if unknown:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "unknown config keys: " + ", ".join(sorted(unknown)))
@@ -175,6 +186,8 @@ class BrokerConfigProcessor:
             t[pool + "Size"] = "0"
             t[pool + "Capacity"] = str(cap)
             t[pool + "HeadWaitTimeMills"] = "0"
+        if self.queue_stats is not None:
+            t.update(self.queue_stats())
         t["EndTransactionQueueSize"] = "0"
         t["EndTransactionThreadPoolQueueCapacity"] = "100000"
         t.setdefault("dispatchBehindBytes", "0")

@@ -342,7 +342,7 @@ class SendMessageProcessor:
         # (batch_puts off: DLedger, where each message of a list waits for its own quorum round)
         self._put_list = getattr(store, "put_message_list", None) if batch_puts else None
         self._put_list_async = getattr(store, "put_message_list_async", None) if batch_puts else None
-        self._pending: list[tuple[Any, RemotingCommand, MessageExtBrokerInner, str, int]] = []
+        self._pending: list[tuple[Any, RemotingCommand, MessageExtBrokerInner, str, int, int]] = []
         self.put_metrics: Any = None  # broker.metrics PutMetrics when the Prometheus endpoint is on
 
     # -- entry point -----------------------------------------------------------
@@ -460,6 +460,7 @@ class SendMessageProcessor:
         qid = h.queueId
         if qid < 0:
             qid = self._rand.randrange(1 << 30) % max(tc.writeQueueNums, 1)
+        answer_qid = qid  # 4.9.7 answers the queue asked for, wherever the message is parked (DLQ, delay, half)
         props_str = h.properties or ""
         props = string_to_properties(props_str)
         if topic.startswith(mixall.RETRY_GROUP_TOPIC_PREFIX):
@@ -509,23 +510,23 @@ class SendMessageProcessor:
         if self.must_wait:
             if self._put_list_async is not None and hasattr(conn, "defer"):
                 self.waiting_puts += 1
-                self._queue(conn, req, msg, topic, len(body), self._append_pending_async)
+                self._queue(conn, req, msg, topic, len(body), answer_qid, self._append_pending_async)
                 return None
-            return self._put_async(req, msg, topic, len(body), batch=False)
+            return self._put_async(req, msg, topic, len(body), answer_qid, batch=False)
         if self._put_list is not None and hasattr(conn, "defer"):
-            self._queue(conn, req, msg, topic, len(body), self._append_pending)
+            self._queue(conn, req, msg, topic, len(body), answer_qid, self._append_pending)
             return None
         result = self.store.put_message(msg)
-        return self._response(req, result, topic, qid, len(body), msg)
+        return self._response(req, result, topic, answer_qid, len(body), msg)
 
     # -- one append per read -------------------------------------------------------------
 
     def _queue(self, conn: Any, req: RemotingCommand, msg: MessageExtBrokerInner, topic: str, size: int,
-               flush: Any) -> None:
+               qid: int, flush: Any) -> None:
         pending = self._pending
         if not pending:
             conn.defer(flush)  # one flush for whatever is queued until it runs
-        pending.append((conn, req, msg, topic, size))
+        pending.append((conn, req, msg, topic, size, qid))
 
     def _answer(self, pending: list, results: Any, error: BaseException | None) -> None:
         if error is None and (results is None or len(results) != len(pending)):
@@ -534,13 +535,13 @@ class SendMessageProcessor:
         if error is not None:
             log.warning("put of %d messages failed: %r", len(pending), error)
             text = str(error) or type(error).__name__
-            for conn, req, _msg, _topic, _size in pending:
+            for conn, req, _msg, _topic, _size, _qid in pending:
                 if not req.flag & RPC_ONEWAY:
                     conn.send_response(self._error(req, ResponseCode.SYSTEM_ERROR, text))
             return
         response = self._response
-        for (conn, req, msg, topic, size), result in zip(pending, results, strict=True):
-            resp = response(req, result, topic, msg.queue_id, size, msg)
+        for (conn, req, msg, topic, size, qid), result in zip(pending, results, strict=True):
+            resp = response(req, result, topic, qid, size, msg)
             if not req.flag & RPC_ONEWAY:
                 conn.send_response(resp)
 
@@ -693,7 +694,7 @@ class SendMessageProcessor:
             else:
                 self._append_pending()
         if self.must_wait:
-            return self._put_async(req, batch, topic, len(body), batch=True)
+            return self._put_async(req, batch, topic, len(body), qid, batch=True)
         try:
             result = self.store.put_messages(batch)
         except ValueError as e:  # malformed batch body
@@ -702,7 +703,8 @@ class SendMessageProcessor:
 
     # -- put and respond ---------------------------------------------------------------
 
-    async def _put_async(self, req: RemotingCommand, msg: Any, topic: str, size: int, *, batch: bool) -> RemotingCommand:
+    async def _put_async(self, req: RemotingCommand, msg: Any, topic: str, size: int, qid: int, *,
+                         batch: bool) -> RemotingCommand:
         self.waiting_puts += 1
         try:
             if batch:
@@ -714,7 +716,7 @@ class SendMessageProcessor:
                 result = await self.store.put_message_async(msg)
         finally:
             self.waiting_puts -= 1
-        return self._response(req, result, topic, msg.queue_id, size, msg)
+        return self._response(req, result, topic, qid, size, msg)
 
     def _response(self, req: RemotingCommand, result: Any, topic: str, qid: int, size: int,
                   msg: Any = None) -> RemotingCommand:
