@@ -17,6 +17,7 @@ unmapped memory.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import mmap
@@ -24,8 +25,10 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from typing import Protocol
 
-__all__ = ["MappedFile", "MappedFileQueue", "MappedFileError", "offset_to_file_name", "OS_PAGE_SIZE", "sync_file"]
+__all__ = ["MappedFile", "MappedFileQueue", "MappedFileError", "DiskFullError", "CreateGuard", "create_reserved_file",
+           "offset_to_file_name", "OS_PAGE_SIZE", "sync_file"]
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +41,68 @@ DELETE_FILES_BATCH_MAX = 10
 
 class MappedFileError(OSError):
     """A mapped file cannot be created or has the wrong size."""
+
+
+class DiskFullError(MappedFileError):
+    """The disk has no room for a new file's blocks (ENOSPC/EDQUOT while reserving them)."""
+
+    def __init__(self, path: str, size: int, why: str) -> None:
+        super().__init__(errno.ENOSPC, f"no space left on device to reserve {size} bytes ({why})", path)
+        self.size = size
+
+
+class CreateGuard(Protocol):
+    """Consulted by a :class:`MappedFileQueue` around the creation of each new file."""
+
+    def before_create(self, path: str, size: int) -> bool:
+        """False refuses the creation (the disk is nearly full); the queue then has no new file."""
+        ...
+
+    def create_failed(self, path: str, error: OSError) -> None:
+        """The creation failed (``DiskFullError`` when the disk had no room)."""
+        ...
+
+
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT)
+CREATING_SUFFIX = ".creating"
+
+
+def create_reserved_file(path: str, size: int) -> int:
+    """Create ``path`` with ``size`` bytes whose disk blocks are reserved; return an O_RDWR descriptor.
+
+    Files are written through shared mappings: a store into a page the disk cannot back
+    is a SIGBUS that kills the process, so the blocks are reserved here (posix_fallocate)
+    and a full disk fails now, as :class:`DiskFullError`, instead. The file is built under
+    ``<path>.creating`` and renamed once complete; on any failure the temporary file is
+    removed, so no short or half-reserved file is left for recovery to misread.
+    """
+    tmp = path + CREATING_SUFFIX
+    try:
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    except OSError as e:
+        if e.errno in _NO_ROOM:
+            raise DiskFullError(path, size, "cannot create the file") from e
+        raise
+    try:
+        os.ftruncate(fd, size)
+        try:
+            os.posix_fallocate(fd, 0, size)
+        except OSError as e:
+            if e.errno in _NO_ROOM:
+                raise DiskFullError(path, size, os.strerror(e.errno)) from e
+            if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                raise
+            # no way to reserve blocks here: at least the free space must be there now
+            st = os.fstatvfs(fd)
+            if st.f_bavail * st.f_frsize < size:
+                raise DiskFullError(path, size, "file system cannot reserve blocks and has too little free") from None
+        os.rename(tmp, path)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return fd
 
 
 def sync_file(path: str) -> None:
@@ -60,7 +125,7 @@ def offset_to_file_name(offset: int) -> str:
 
 
 class MappedFile:
-    """One preallocated, mmap'd file of a queue.
+    """One mmap'd file of a queue, its disk blocks reserved when it was created (create_reserved_file).
 
     ``wrote_position`` is where the next byte goes (bytes before it are
     readable); ``committed_position`` equals it (no transient store pool);
@@ -83,7 +148,7 @@ class MappedFile:
         "warmed_to",
     )
 
-    def __init__(self, path: str, file_size: int, *, create: bool = True, preallocate: bool = False) -> None:
+    def __init__(self, path: str, file_size: int, *, create: bool = True) -> None:
         self.path = path
         self.file_name = os.path.basename(path)
         if not self.file_name.isdigit():
@@ -91,23 +156,7 @@ class MappedFile:
         self.file_from_offset = int(self.file_name)
         self.file_size = file_size
         if create and not os.path.exists(path):
-            # Created under a temporary name and renamed once it has its full size, so a
-            # crash never leaves a short file (which would abort the next start-up).
-            tmp = path + ".creating"
-            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                os.ftruncate(fd, file_size)  # sparse: reads as zeros, blocks allocated on write
-                if preallocate:
-                    # reserve the blocks now: a full disk then fails here, not as SIGBUS on a write
-                    try:
-                        os.posix_fallocate(fd, 0, file_size)
-                    except OSError as e:
-                        if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
-                            raise
-                os.rename(tmp, path)
-            except BaseException:
-                os.close(fd)
-                raise
+            fd = create_reserved_file(path, file_size)
         else:
             fd = os.open(path, os.O_RDWR)
         try:
@@ -285,10 +334,12 @@ class MappedFileQueue:
     flush executor can iterate a stable snapshot without locking.
     """
 
-    def __init__(self, store_path: str, mapped_file_size: int, *, preallocate: bool = False) -> None:
+    def __init__(self, store_path: str, mapped_file_size: int, *, guard: CreateGuard | None = None) -> None:
         self.store_path = store_path
         self.mapped_file_size = mapped_file_size
-        self.preallocate = preallocate
+        self.guard = guard
+        # the last creation was refused or failed for want of disk space (the writer answers "disk full")
+        self.create_refused_disk_full = False
         self.mapped_files: list[MappedFile] = []
         self.flushed_where = 0
         self.committed_where = 0
@@ -300,9 +351,15 @@ class MappedFileQueue:
     def load(self) -> bool:
         """Map every file of the directory; False when a file has the wrong size."""
         try:
-            names = sorted(n for n in os.listdir(self.store_path) if n.isdigit() and len(n) == 20)
+            listing = os.listdir(self.store_path)
         except FileNotFoundError:
             return True
+        for n in listing:
+            if n.endswith(CREATING_SUFFIX):  # a creation cut short by a crash: never held data
+                log.warning("removing unfinished mapped file %s", n)
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.store_path, n))
+        names = sorted(n for n in listing if n.isdigit() and len(n) == 20)
         files: list[MappedFile] = []
         for name in names:
             path = os.path.join(self.store_path, name)
@@ -367,13 +424,22 @@ class MappedFileQueue:
         return self._create(create_offset, first=last is None)
 
     def _create(self, offset: int, first: bool) -> MappedFile | None:
-        os.makedirs(self.store_path, exist_ok=True)
         path = os.path.join(self.store_path, offset_to_file_name(offset))
-        try:
-            mf = MappedFile(path, self.mapped_file_size, preallocate=self.preallocate)
-        except OSError as e:
-            log.error("create mapped file %s failed: %s", path, e)
+        guard = self.guard
+        if guard is not None and not guard.before_create(path, self.mapped_file_size):
+            self.create_refused_disk_full = True
             return None
+        try:
+            os.makedirs(self.store_path, exist_ok=True)
+            mf = MappedFile(path, self.mapped_file_size)
+        except OSError as e:
+            self.create_refused_disk_full = isinstance(e, DiskFullError) or e.errno in _NO_ROOM
+            if guard is not None:
+                guard.create_failed(path, e)
+            if not self.create_refused_disk_full:
+                log.error("create mapped file %s failed: %s", path, e)
+            return None
+        self.create_refused_disk_full = False
         mf.first_create_in_queue = first
         with self._lock:
             self.mapped_files = [*self.mapped_files, mf]

@@ -17,7 +17,7 @@ import struct
 from collections.abc import Callable, Iterator
 
 from common import speedups
-from common.mapped_file import MappedFile, MappedFileQueue
+from common.mapped_file import CreateGuard, DiskFullError, MappedFile, MappedFileQueue
 
 __all__ = ["ConsumeQueue", "ConsumeQueueStore", "CQ_STORE_UNIT_SIZE", "is_valid_topic_name"]
 
@@ -45,12 +45,13 @@ class ConsumeQueue:
     CommitLog (used for lookups by time).
     """
 
-    def __init__(self, topic: str, queue_id: int, root_dir: str, mapped_file_size: int) -> None:
+    def __init__(self, topic: str, queue_id: int, root_dir: str, mapped_file_size: int, *,
+                 guard: CreateGuard | None = None) -> None:
         self.topic = topic
         self.queue_id = queue_id
         self.store_path = os.path.join(root_dir, topic, str(queue_id))
         self.mapped_file_size = mapped_file_size
-        self.queue = MappedFileQueue(self.store_path, mapped_file_size)
+        self.queue = MappedFileQueue(self.store_path, mapped_file_size, guard=guard)
         self.max_physic_offset = -1
         self.min_logic_offset = 0
         self._units_per_file = mapped_file_size // CQ_STORE_UNIT_SIZE
@@ -153,6 +154,10 @@ class ConsumeQueue:
                 return True
         mf = self.queue.get_last_mapped_file_or_create(expected)
         if mf is None:
+            if self.queue.create_refused_disk_full:
+                # the unit must not be skipped (its message would vanish from the queue): the
+                # dispatch stops here and is retried once space returns
+                raise DiskFullError(self.store_path, self.mapped_file_size, "consume queue file")
             log.error("cannot create consume queue file for %s-%d", self.topic, self.queue_id)
             return False
         if mf.first_create_in_queue and cq_offset != 0 and mf.wrote_position == 0:
@@ -333,9 +338,10 @@ class ConsumeQueue:
 class ConsumeQueueStore:
     """The table ``topic → queueId → ConsumeQueue`` under ``<root>/consumequeue``."""
 
-    def __init__(self, root_dir: str, mapped_file_size: int) -> None:
+    def __init__(self, root_dir: str, mapped_file_size: int, *, guard: CreateGuard | None = None) -> None:
         self.root_dir = root_dir
         self.mapped_file_size = mapped_file_size
+        self.guard = guard
         self.table: dict[str, dict[int, ConsumeQueue]] = {}
 
     def __iter__(self) -> Iterator[ConsumeQueue]:
@@ -355,7 +361,7 @@ class ConsumeQueueStore:
             for qname in sorted(os.listdir(tdir)):
                 if not qname.isdigit():
                     continue
-                cq = ConsumeQueue(topic, int(qname), self.root_dir, self.mapped_file_size)
+                cq = ConsumeQueue(topic, int(qname), self.root_dir, self.mapped_file_size, guard=self.guard)
                 if not cq.load():
                     return False
                 self.table.setdefault(topic, {})[int(qname)] = cq
@@ -374,7 +380,7 @@ class ConsumeQueueStore:
                 return cq
         if queue_id < 0 or not is_valid_topic_name(topic):
             return None
-        cq = ConsumeQueue(topic, queue_id, self.root_dir, self.mapped_file_size)
+        cq = ConsumeQueue(topic, queue_id, self.root_dir, self.mapped_file_size, guard=self.guard)
         self.table.setdefault(topic, {})[queue_id] = cq
         return cq
 

@@ -10,7 +10,7 @@ Byte layout (RocketMQ 4.9, all big-endian; spec message-and-store-format.md §9)
                                      int32 timeDiff (s), int32 prevEntry
 
 Entry 0 is never used (``indexCount`` starts at 1) so that 0 can mean "no entry".
-The file is a plain ``mmap`` of one preallocated (sparse) file; it does not need
+The file is a plain ``mmap`` of one file whose blocks are reserved at creation; it does not need
 a MappedFileQueue because an IndexFile never grows.
 """
 
@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Iterator
 
-from common.mapped_file import sync_file
+from common.mapped_file import create_reserved_file, sync_file
 from common.speedups import index_build_many, index_put, index_put_keys, java_hash
 
 __all__ = [
@@ -246,12 +246,13 @@ class IndexFile:
                 )
         elif read_only:
             raise IndexFileError(f"index file {path} does not exist")
-        flags = os.O_RDONLY if read_only else os.O_RDWR | os.O_CREAT
-        fd = os.open(path, flags, 0o644)
+        if exists:
+            fd = os.open(path, os.O_RDONLY if read_only else os.O_RDWR)
+        else:
+            # blocks reserved up front (a write into an unbacked page of the mapping is a SIGBUS);
+            # a full disk raises DiskFullError and leaves no file behind
+            fd = create_reserved_file(path, self.file_size)
         try:
-            if not exists:
-                # Sparse preallocation: the default geometry is 420 MB of zeros.
-                os.ftruncate(fd, self.file_size)
             access = mmap.ACCESS_READ if read_only else mmap.ACCESS_WRITE
             self._mm = mmap.mmap(fd, self.file_size, access=access)
         finally:

@@ -1,0 +1,199 @@
+"""A full disk under a real broker (issue #17, defect 3): the store lives on a small tmpfs.
+
+The broker must stay up, refuse every send it cannot keep with SERVICE_NOT_AVAILABLE and
+RocketMQ's disk-full remark, keep serving pulls, lose no acknowledged message, and take
+writes again by itself once space comes back. Mounting needs root; otherwise the tests skip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from common.message import decode_messages
+from remoting.client import RemotingClient
+from remoting.codes import ResponseCode
+from tests.broker.helpers import BrokerProc, pull, send, wait_max_offset
+from tests.support import async_wait_until
+
+DISK_FULL_REMARK = "the broker's disk is full"
+TOPIC = "DiskFullT"
+QUEUES = 4
+BODY = 16 * 1024
+MiB = 1024 * 1024
+
+
+@pytest.fixture
+def small_disk(tmp_path, procs):
+    """A tmpfs of ``size`` MiB mounted under tmp_path: ``small_disk(size) -> Path``; the processes are
+    stopped, then the tmpfs unmounted, at teardown."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mounts: list[Path] = []
+
+    def mount(size_mib: int) -> Path:
+        d = tmp_path / f"disk{len(mounts)}"
+        d.mkdir()
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mib}m", "tmpfs", str(d)],
+                           capture_output=True, text=True, check=False)
+        if r.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs: {r.stderr.strip() or r.returncode}")
+        mounts.append(d)
+        return d
+
+    yield mount
+    for p in reversed(procs):  # before the unmount: a broker shutting down still writes its store
+        p.stop()
+    for d in reversed(mounts):
+        subprocess.run(["umount", "-l", str(d)], capture_output=True, check=False)
+
+
+def _fill(path: Path, size: int) -> None:
+    """A filler file of ``size`` real bytes (written, not sparse)."""
+    chunk = b"\xa5" * MiB
+    with open(path, "wb") as f:
+        left = size
+        while left > 0:
+            n = f.write(chunk[: min(left, MiB)])
+            left -= n
+
+
+def _body(i: int) -> bytes:
+    head = b"msg-%08d|" % i
+    return head + bytes([i % 251]) * (BODY - len(head))
+
+
+def _broker(tmp_path: Path, procs, store_root: Path) -> BrokerProc:
+    return BrokerProc(tmp_path, "full", start_proc=procs.start, storePathRootDir=str(store_root),
+                      maxHashSlotNum=1000, maxIndexNum=4000, autoCreateTopicEnable="true")
+
+
+async def _send_one(c: RemotingClient, b: BrokerProc, i: int):
+    r = await send(c, b.addr, TOPIC, _body(i), {"KEYS": f"k{i}"}, queue_id=i % QUEUES, queue_nums=QUEUES,
+                   timeout=10.0)
+    return r.code, r.remark or ""
+
+
+def _assert_refusal(code: int, remark: str) -> None:
+    assert code == ResponseCode.SERVICE_NOT_AVAILABLE, (code, remark)
+    assert DISK_FULL_REMARK in remark, remark
+
+
+async def _pull_all(c: RemotingClient, b: BrokerProc) -> dict[int, bytes]:
+    got: dict[int, bytes] = {}
+    for q in range(QUEUES):
+        offset = 0
+        while True:
+            r = await pull(c, b.addr, "gDiskFull", TOPIC, q, offset, max_nums=32)
+            if r.code != ResponseCode.SUCCESS:
+                break
+            msgs = decode_messages(r.body)
+            if not msgs:
+                break
+            for m in msgs:
+                i = int(m.body[4:12])
+                assert i not in got, f"message {i} read twice"
+                got[i] = m.body
+            offset = int(r.ext_fields["nextBeginOffset"])
+    return got
+
+
+async def test_full_disk_refuses_sends_keeps_acked_and_recovers(tmp_path, procs, small_disk):
+    disk = small_disk(48)
+    filler = disk / "filler"
+    _fill(filler, 12 * MiB)
+    b = _broker(tmp_path, procs, disk / "store").start()
+    acked: set[int] = set()
+    refused_ids: set[int] = set()
+    refused = 0
+    next_id = 0
+    async with RemotingClient() as c:
+        stop = asyncio.Event()
+
+        async def sender():
+            nonlocal next_id, refused
+            while not stop.is_set():
+                i = next_id
+                next_id += 1
+                code, remark = await _send_one(c, b, i)
+                if code == ResponseCode.SUCCESS:
+                    acked.add(i)
+                else:
+                    _assert_refusal(code, remark)
+                    refused_ids.add(i)
+                    refused += 1
+                    if refused >= 64:
+                        stop.set()
+
+        # 36 MiB free at 16 KiB a message: ~2,300 sends fill it; the bound keeps a broken broker finite
+        workers = [asyncio.create_task(sender()) for _ in range(16)]
+        done, _ = await asyncio.wait(workers, timeout=60)
+        stop.set()
+        await asyncio.gather(*workers)
+        assert b.proc.popen.poll() is None, f"broker died ({b.proc.popen.returncode}):\n{b.proc.output()[-3000:]}"
+        assert refused >= 64 and acked, (refused, len(acked))
+
+        # pulls keep working while the disk is full, and every acked message is there intact
+        got = await _pull_all(c, b)
+        missing = acked - got.keys()
+        assert not missing, f"{len(missing)} acked messages cannot be pulled, e.g. {sorted(missing)[:5]}"
+        for i, body in got.items():
+            assert body == _body(i), f"message {i} damaged"
+
+        # space comes back: the broker takes writes again by itself
+        filler.unlink()
+        i = next_id
+
+        async def accepted():
+            nonlocal i
+            code, remark = await _send_one(c, b, i)
+            if code == ResponseCode.SUCCESS:
+                acked.add(i)
+                return True
+            _assert_refusal(code, remark)
+            refused_ids.add(i)
+            i += 1
+            return False
+
+        await async_wait_until(accepted, 15, interval=0.1, what="sends accepted after space was freed")
+        for j in range(i + 1, i + 9):
+            code, remark = await _send_one(c, b, j)
+            assert code == ResponseCode.SUCCESS, (code, remark)
+            acked.add(j)
+        for q in range(QUEUES):
+            n = sum(1 for a in acked if a % QUEUES == q)
+            await wait_max_offset(c, b.addr, TOPIC, q, n, timeout=10)
+        got = await _pull_all(c, b)
+        assert acked <= got.keys(), sorted(acked - got.keys())[:5]
+        assert not got.keys() & refused_ids, "a refused send was stored"
+    assert b.proc.popen.poll() is None
+
+
+async def test_broker_starts_on_a_full_disk_and_refuses_until_space_returns(tmp_path, procs, small_disk):
+    disk = small_disk(16)
+    filler = disk / "filler"
+    _fill(filler, 15 * MiB)
+    b = _broker(tmp_path, procs, disk / "store").start()
+    async with RemotingClient() as c:
+        for i in range(4):
+            code, remark = await _send_one(c, b, i)
+            _assert_refusal(code, remark)
+        filler.unlink()
+        ok: list[int] = []
+
+        async def accepted():
+            i = 100 + len(ok)
+            code, remark = await _send_one(c, b, i)
+            if code == ResponseCode.SUCCESS:
+                ok.append(i)
+                return True
+            _assert_refusal(code, remark)
+            return False
+
+        await async_wait_until(accepted, 15, interval=0.1, what="sends accepted after space was freed")
+        await wait_max_offset(c, b.addr, TOPIC, ok[0] % QUEUES, 1, timeout=10)
+    assert b.proc.popen.poll() is None
