@@ -298,7 +298,10 @@ class MappedFile:
         end = rp if size is None else pos + size
         if end > rp:
             return None
-        return memoryview(self.mm)[pos:end]
+        try:
+            return memoryview(self.mm)[pos:end]
+        except ValueError:  # closed meanwhile (deleted by the cleanup): as if already gone
+            return None
 
     # -- lifecycle ---------------------------------------------------------
 

@@ -8,8 +8,6 @@ writes again by itself once space comes back. Mounting needs root; otherwise the
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,47 +17,22 @@ from remoting.client import RemotingClient
 from remoting.codes import ResponseCode
 from tests.broker.helpers import BrokerProc, pull, send, wait_max_offset
 from tests.support import async_wait_until
+from tests.tmpfs import MiB, SmallDisks, fill
 
 DISK_FULL_REMARK = "the broker's disk is full"
 TOPIC = "DiskFullT"
 QUEUES = 4
 BODY = 16 * 1024
-MiB = 1024 * 1024
 
 
 @pytest.fixture
 def small_disk(tmp_path, procs):
-    """A tmpfs of ``size`` MiB mounted under tmp_path: ``small_disk(size) -> Path``; the processes are
-    stopped, then the tmpfs unmounted, at teardown."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mounts: list[Path] = []
-
-    def mount(size_mib: int) -> Path:
-        d = tmp_path / f"disk{len(mounts)}"
-        d.mkdir()
-        r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mib}m", "tmpfs", str(d)],
-                           capture_output=True, text=True, check=False)
-        if r.returncode != 0:
-            pytest.skip(f"cannot mount a tmpfs: {r.stderr.strip() or r.returncode}")
-        mounts.append(d)
-        return d
-
-    yield mount
+    """``small_disk(size_mib) -> Path``: a tmpfs; at teardown the processes stop first, then it is unmounted."""
+    disks = SmallDisks(tmp_path)
+    yield disks.mount
     for p in reversed(procs):  # before the unmount: a broker shutting down still writes its store
         p.stop()
-    for d in reversed(mounts):
-        subprocess.run(["umount", "-l", str(d)], capture_output=True, check=False)
-
-
-def _fill(path: Path, size: int) -> None:
-    """A filler file of ``size`` real bytes (written, not sparse)."""
-    chunk = b"\xa5" * MiB
-    with open(path, "wb") as f:
-        left = size
-        while left > 0:
-            n = f.write(chunk[: min(left, MiB)])
-            left -= n
+    disks.unmount_all()
 
 
 def _body(i: int) -> bytes:
@@ -105,7 +78,7 @@ async def _pull_all(c: RemotingClient, b: BrokerProc) -> dict[int, bytes]:
 async def test_full_disk_refuses_sends_keeps_acked_and_recovers(tmp_path, procs, small_disk):
     disk = small_disk(48)
     filler = disk / "filler"
-    _fill(filler, 12 * MiB)
+    fill(filler, 12 * MiB)
     b = _broker(tmp_path, procs, disk / "store").start()
     acked: set[int] = set()
     refused_ids: set[int] = set()
@@ -176,7 +149,7 @@ async def test_full_disk_refuses_sends_keeps_acked_and_recovers(tmp_path, procs,
 async def test_broker_starts_on_a_full_disk_and_refuses_until_space_returns(tmp_path, procs, small_disk):
     disk = small_disk(16)
     filler = disk / "filler"
-    _fill(filler, 15 * MiB)
+    fill(filler, 15 * MiB)
     b = _broker(tmp_path, procs, disk / "store").start()
     async with RemotingClient() as c:
         for i in range(4):

@@ -1,0 +1,218 @@
+"""Full disk at the store level (issue #17, defect 3): reserved files, the guard's levels, and a
+consume-queue file that finds no room (the dispatch waits; nothing is skipped)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from common.mapped_file import (
+    DiskFullError,
+    MappedFile,
+    MappedFileQueue,
+    create_reserved_file,
+    offset_to_file_name,
+)
+from common.message import MessageExtBrokerInner, decode_message, properties_to_string
+from store.config import MessageStoreConfig
+from store.default_message_store import DefaultMessageStore
+from store.disk_space_guard import DiskSpaceGuard, PartitionSpace
+from store.message_store import PutMessageStatus
+from store.running_flags import RunningFlags
+from tests.support import async_wait_until
+from tests.tmpfs import MiB, SmallDisks, fill
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    disks = SmallDisks(tmp_path)
+    yield disks.mount
+    disks.unmount_all()
+
+
+class Gate:
+    """A CreateGuard that records what it is told."""
+
+    def __init__(self, allow: bool = True) -> None:
+        self.allow = allow
+        self.failed: list[tuple[str, OSError]] = []
+
+    def before_create(self, path: str, size: int) -> bool:
+        return self.allow
+
+    def create_failed(self, path: str, error: OSError) -> None:
+        self.failed.append((path, error))
+
+
+# -- reserving a file ---------------------------------------------------------------------------
+
+
+def test_no_room_for_a_mapped_file_is_a_clean_error_and_leaves_no_file(small_disk):
+    disk = small_disk(2)
+    path = str(disk / offset_to_file_name(0))
+    with pytest.raises(DiskFullError) as info:
+        MappedFile(path, 4 * MiB)
+    assert info.value.size == 4 * MiB and "no space left" in str(info.value)
+    assert os.listdir(disk) == []  # neither the file nor its ".creating" twin
+    # through a queue: no file, the queue says why, the guard is told
+    gate = Gate()
+    q = MappedFileQueue(str(disk / "q"), 4 * MiB, guard=gate)
+    assert q.get_last_mapped_file_or_create(0) is None
+    assert q.create_refused_disk_full
+    assert [type(e) for _, e in gate.failed] == [DiskFullError]
+    assert os.listdir(disk / "q") == []
+    # a file that fits is created whole, its blocks reserved
+    mf = MappedFileQueue(str(disk / "q"), MiB).get_last_mapped_file_or_create(0)
+    assert mf is not None and os.stat(mf.path).st_blocks * 512 >= MiB
+    mf.close()
+
+
+def test_a_filesystem_full_to_the_last_block_refuses_even_small_files(small_disk):
+    disk = small_disk(1)
+    fill(disk / "filler")
+    with pytest.raises(DiskFullError):
+        os.close(create_reserved_file(str(disk / "x"), 8192))
+    assert sorted(os.listdir(disk)) == ["filler"]
+
+
+def test_a_guard_refusal_creates_nothing(tmp_path):
+    gate = Gate(allow=False)
+    q = MappedFileQueue(str(tmp_path / "q"), 4096, guard=gate)
+    assert q.get_last_mapped_file_or_create(0) is None
+    assert q.create_refused_disk_full and not (tmp_path / "q").exists()
+
+
+def test_load_removes_a_creation_cut_short(tmp_path):
+    d = tmp_path / "q"
+    d.mkdir()
+    (d / (offset_to_file_name(4096) + ".creating")).write_bytes(b"\0" * 100)
+    q = MappedFileQueue(str(d), 4096)
+    q.get_last_mapped_file_or_create(0).append(b"abc")
+    q.shutdown()
+    q2 = MappedFileQueue(str(d), 4096)
+    assert q2.load()
+    assert os.listdir(d) == [offset_to_file_name(0)]
+
+
+# -- the guard's levels -----------------------------------------------------------------------
+
+
+class Disk:
+    """Injected probes: a used ratio and the bytes behind it."""
+
+    def __init__(self, total: int = 100 * MiB, used: int = 0) -> None:
+        self.total = total
+        self.used = used
+
+    def ratio(self, _path: str) -> float:
+        return self.used / self.total
+
+    def space(self, _path: str) -> PartitionSpace:
+        return PartitionSpace(self.total, self.used, self.total - self.used)
+
+
+def make_guard(disk: Disk, changes: list[bool], flags: RunningFlags | None = None) -> DiskSpaceGuard:
+    cfg = MessageStoreConfig(storePathRootDir="/nowhere")
+    return DiskSpaceGuard(cfg, flags or RunningFlags(), changes.append, commit_log_paths=["/nowhere/commitlog"],
+                          consume_queue_path="/nowhere/consumequeue", disk_usage=disk.ratio, space=disk.space)
+
+
+def test_guard_marks_full_above_090_and_clears_at_085():
+    disk = Disk(used=80 * MiB)
+    changes: list[bool] = []
+    g = make_guard(disk, changes)
+    assert not g.probe() and changes == []
+    disk.used = 91 * MiB
+    assert g.probe() and changes == [False] and g.flags.is_disk_full()
+    disk.used = 87 * MiB  # between the levels: stays full (no flapping)
+    assert g.probe() and changes == [False]
+    disk.used = 85 * MiB
+    assert not g.probe() and changes == [False, True]
+    # the consume-queue partition counts too (a probe per path)
+    g._disk_usage = lambda p: 0.95 if p.endswith("consumequeue") else 0.1
+    assert g.probe()
+
+
+def test_guard_refuses_a_commit_log_file_that_would_pass_the_warning_level():
+    disk = Disk(used=70 * MiB)
+    changes: list[bool] = []
+    g = make_guard(disk, changes)
+    assert g.before_create("/nowhere/commitlog/x", 20 * MiB)  # 90 % with it: allowed
+    disk.used = 71 * MiB
+    assert not g.before_create("/nowhere/commitlog/x", 20 * MiB)
+    assert changes == [False] and g.refusals == 1
+    assert not g.before_create("/nowhere/commitlog/x", 20 * MiB)  # still no room
+    assert g.probe()  # 71 % used, but the blocked file does not fit yet
+    disk.used = 60 * MiB
+    assert not g.probe() and changes == [False, True]  # writes resume by themselves
+
+
+def test_queue_files_are_never_refused_beforehand_but_a_failure_marks_full():
+    disk = Disk(used=99 * MiB)
+    changes: list[bool] = []
+    g = make_guard(disk, changes)
+    assert g.queue_gate.before_create("/nowhere/consumequeue/T/0/x", 6000)
+    g.queue_gate.create_failed("/nowhere/consumequeue/T/0/x", DiskFullError("/x", 6000, "test"))
+    assert changes == [False]
+    disk.used = 10 * MiB
+    assert not g.probe() and changes == [False, True]
+
+
+def test_not_writeable_and_disk_full_are_separate_bits():
+    disk = Disk(used=95 * MiB)
+    changes: list[bool] = []
+    flags = RunningFlags()
+    g = make_guard(disk, changes, flags)
+    flags.get_and_make_not_writeable()
+    g.refresh()
+    g.probe()
+    disk.used = 10 * MiB
+    g.probe()
+    # space is back, but the switch is still off: not writeable
+    assert not flags.is_disk_full() and not flags.is_writeable() and changes == [False]
+    flags.get_and_make_writeable()
+    g.refresh()
+    assert changes == [False, True]
+
+
+# -- a store on a small disk --------------------------------------------------------------------
+
+
+def _msg(topic: str, i: int) -> MessageExtBrokerInner:
+    props = {"KEYS": f"k{i}", "UNIQ_KEY": f"{i:032X}"}
+    return MessageExtBrokerInner(topic=topic, queue_id=0, body=b"m%06d" % i + b"." * 200, properties=props,
+                                 properties_string=properties_to_string(props), born_host=("127.0.0.1", 40000),
+                                 store_host=("127.0.0.1", 10911))
+
+
+async def test_a_queue_file_without_room_pauses_dispatch_and_skips_nothing(small_disk):
+    disk = small_disk(8)
+    cfg = MessageStoreConfig(storePathRootDir=str(disk / "store"), mappedFileSizeCommitLog=MiB,
+                             mappedFileSizeConsumeQueue=60_000, maxHashSlotNum=100, maxIndexNum=400)
+    store = DefaultMessageStore(cfg, clean_first_delay_ms=3_600_000)
+    assert store.load()
+    store.start()
+    try:
+        assert store.put_message(_msg("FirstT", 0)).is_ok()
+        await async_wait_until(store.now_dispatched, what="first dispatch")
+        fill(disk / "filler")  # not one block left
+        # the CommitLog file has room (its blocks were reserved): the records are accepted ...
+        offsets = [store.put_message(_msg("SecondT", i)).append_result.logics_offset for i in range(5)]
+        assert offsets == list(range(5))
+        # ... but SecondT's queue file cannot be created: dispatch waits, the store refuses new puts
+        await async_wait_until(lambda: not store.writeable, 5, what="disk-full mark")
+        r = store.put_message(_msg("SecondT", 99))
+        assert r.status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+        assert store.get_max_offset_in_queue("SecondT", 0) == 0
+        assert not os.path.exists(os.path.join(cfg.consume_queue_dir, "SecondT", "0", offset_to_file_name(0)))
+        # space returns: the units come in order, none skipped, and the store is writeable again
+        (disk / "filler").unlink()
+        await async_wait_until(lambda: store.get_max_offset_in_queue("SecondT", 0) == 5, 10, what="dispatch resumed")
+        await async_wait_until(lambda: store.writeable, 5, what="writeable again")
+        got = store.get_message("g", "SecondT", 0, 0, 32, None)
+        assert got.queue_offsets == list(range(5))
+        assert [decode_message(b).body[:7] for b in got.buffers] == [b"m%06d" % i for i in range(5)]
+        assert store.put_message(_msg("SecondT", 5)).is_ok()
+    finally:
+        await store.shutdown()
