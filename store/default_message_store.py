@@ -178,7 +178,8 @@ class DefaultMessageStore:
             os.close(fd)
             log.error("store %s is locked by another process", self.config.storePathRootDir)
             return False
-        os.pwrite(fd, b"lock", 0)
+        with contextlib.suppress(OSError):  # the content is cosmetic (a full disk refuses it); the lock holds
+            os.pwrite(fd, b"lock", 0)
         self._lock_fd = fd
         return True
 

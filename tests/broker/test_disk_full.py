@@ -16,7 +16,7 @@ from common.message import decode_messages
 from remoting.client import RemotingClient
 from remoting.codes import ResponseCode
 from tests.broker.helpers import BrokerProc, pull, send, wait_max_offset
-from tests.support import async_wait_until
+from tests.support import async_wait_until, wait_until
 from tests.tmpfs import MiB, SmallDisks, fill
 
 DISK_FULL_REMARK = "the broker's disk is full"
@@ -191,3 +191,15 @@ async def test_broker_starts_on_a_full_disk_and_refuses_until_space_returns(tmp_
         await async_wait_until(accepted, 15, interval=0.1, what="sends accepted after space was freed")
         await wait_max_offset(c, b.addr, TOPIC, ok[0] % QUEUES, 1, timeout=10)
     assert b.proc.popen.poll() is None
+
+
+def test_a_new_store_on_a_disk_without_a_block_left_exits_with_a_clear_error(tmp_path, procs, small_disk):
+    disk = small_disk(4)
+    fill(disk / "filler")
+    b = _broker(tmp_path, procs, disk / "store")
+    p = procs.start("full-new", ["mqbroker", "-c", str(b.conf)])
+    wait_until(lambda: p.popen.poll() is not None, 20, what="broker exit")
+    out = p.output()
+    assert p.popen.returncode == 1, out
+    assert "no space left on device" in out and "could not be loaded" in out, out
+    assert "Traceback" not in out, out
