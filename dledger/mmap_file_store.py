@@ -18,7 +18,7 @@ import os
 import struct
 
 from common.config import parse_properties
-from common.mapped_file import MappedFile, MappedFileQueue
+from common.mapped_file import CreateGuard, MappedFile, MappedFileQueue
 from common.util import read_file_with_bak, write_file_atomic
 from dledger.config import DLedgerConfig
 from dledger.entry import (
@@ -61,11 +61,13 @@ class DLedgerMmapFileStore:
         data_file_size: int = 1024 * 1024 * 1024,
         index_file_size: int = 32 * 5 * 1024 * 1024,
         data_path: str | None = None,
+        guard: CreateGuard | None = None,
     ):
         if index_file_size % INDEX_UNIT_SIZE:
             raise ValueError("index file size must be a multiple of 32")
         self.base_dir = base_dir
-        self.data = MappedFileQueue(data_path or os.path.join(base_dir, "data"), data_file_size)
+        # ``guard`` may refuse a new data file (the disk nearly full); files reserve their blocks
+        self.data = MappedFileQueue(data_path or os.path.join(base_dir, "data"), data_file_size, guard=guard)
         self.index = MappedFileQueue(os.path.join(base_dir, "index"), index_file_size)
         self.checkpoint_path = os.path.join(base_dir, CHECKPOINT_FILE)
         self._begin = 0
@@ -149,6 +151,14 @@ class DLedgerMmapFileStore:
             raise DLedgerError(C.INCONSISTENT_INDEX, f"append {index} after {self._end}")
         n = len(body)
         size = BODY_OFFSET + n
+        # the index unit's place first: a data entry without its unit would be an orphan on disk
+        ifiles = self.index.mapped_files
+        last = ifiles[-1] if ifiles else None
+        irel = index * INDEX_UNIT_SIZE - last.file_from_offset if last is not None else -1
+        if last is None or irel != last.wrote_position or irel + INDEX_UNIT_SIZE > last.file_size:
+            last = None
+            if self._index_file_for(index, create=True) is None:
+                raise self._no_file("index", self.index)
         files = self.data.mapped_files
         mf = files[-1] if files else None
         if mf is None or mf.wrote_position + size + MIN_BLANK_LEN > mf.file_size:
@@ -172,15 +182,9 @@ class DLedgerMmapFileStore:
         mf.wrote_position = mf.committed_position = wp + size
         entry = DLedgerEntry(index, term, body, start)
         # the index unit: usually right at the write position of the last index file
-        ifiles = self.index.mapped_files
-        last = ifiles[-1] if ifiles else None
         if last is not None:
-            rel = index * INDEX_UNIT_SIZE - last.file_from_offset
-            if rel == last.wrote_position and rel + INDEX_UNIT_SIZE <= last.file_size:
-                _INDEX.pack_into(last.mm, rel, CURRENT_MAGIC, start, size, index, term)
-                last.wrote_position = last.committed_position = rel + INDEX_UNIT_SIZE
-            else:
-                self._write_index_unit(entry)
+            _INDEX.pack_into(last.mm, irel, CURRENT_MAGIC, start, size, index, term)
+            last.wrote_position = last.committed_position = irel + INDEX_UNIT_SIZE
         else:
             self._write_index_unit(entry)
         recent = self._recent
@@ -295,15 +299,21 @@ class DLedgerMmapFileStore:
             raise DLedgerError(C.UNEXPECTED_ARGUMENT, f"entry of {size} bytes exceeds the data file size")
         mf = self.data.get_last_mapped_file_or_create(0)
         if mf is None:
-            raise DLedgerError(C.DISK_ERROR, "cannot create a data file")
+            raise self._no_file("data", self.data)
         if mf.wrote_position + size + MIN_BLANK_LEN > mf.file_size:
             remaining = mf.file_size - mf.wrote_position
             mf.write_at(mf.wrote_position, _BLANK.pack(BLANK_MAGIC, remaining))
             mf.wrote_position = mf.committed_position = mf.file_size
             mf = self.data.get_last_mapped_file_or_create(0)
             if mf is None:
-                raise DLedgerError(C.DISK_ERROR, "cannot create a data file")
+                raise self._no_file("data", self.data)
         return mf
+
+    @staticmethod
+    def _no_file(kind: str, queue: MappedFileQueue) -> DLedgerError:
+        if queue.create_refused_disk_full:
+            return DLedgerError(C.DISK_FULL, f"no room on the disk for a new {kind} file")
+        return DLedgerError(C.DISK_ERROR, f"cannot create a {kind} file")
 
     def _index_file_for(self, index: int, create: bool) -> MappedFile | None:
         off = index * INDEX_UNIT_SIZE
@@ -322,7 +332,7 @@ class DLedgerMmapFileStore:
     def _write_index_unit(self, entry: DLedgerEntry) -> None:
         mf = self._index_file_for(entry.index, create=True)
         if mf is None:
-            raise DLedgerError(C.DISK_ERROR, "cannot create an index file")
+            raise self._no_file("index", self.index)
         rel = entry.index * INDEX_UNIT_SIZE - mf.file_from_offset
         if rel != mf.wrote_position:
             # After a truncation or a rebuild the index write position must follow the entry.

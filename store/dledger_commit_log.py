@@ -42,6 +42,7 @@ import logging
 import struct
 from collections import OrderedDict
 
+from common.mapped_file import CreateGuard
 from common.message import BLANK_MAGIC_CODE, MessageExtBatch, MessageExtBrokerInner
 from dledger.config import DLedgerConfig
 from dledger.entry import BODY_OFFSET
@@ -132,8 +133,9 @@ class DLedgerCommitLog(CommitLog):
 
     REPUT_SERVICE: type[ReputMessageService]  # set below the reput class
 
-    def __init__(self, config: MessageStoreConfig, tags_code: TagsCodeCalculator | None = None) -> None:
-        super().__init__(config, tags_code)
+    def __init__(self, config: MessageStoreConfig, tags_code: TagsCodeCalculator | None = None, *,
+                 guard: CreateGuard | None = None) -> None:
+        super().__init__(config, tags_code, guard=guard)
         self.storage: DLedgerMmapFileStore | None = None
         self.server: DLedgerServer | None = None
         self.dledger_config: DLedgerConfig | None = None
@@ -162,6 +164,7 @@ class DLedgerCommitLog(CommitLog):
                 data_file_size=cfg.mappedFileSizeForEntryData,
                 index_file_size=cfg.mappedFileSizeForEntryIndex,
                 data_path=cfg.dataStorePath or None,
+                guard=self.mapped_file_queue.guard,  # the store's: a data file must leave the 10 % headroom
             )
         except DLedgerError as e:
             log.error("cannot load the DLedger store: %s", e)
