@@ -167,10 +167,15 @@ class DiskSpaceGuard:
             self._on_change(writeable)
 
     def set_ratio_full(self, full: bool) -> None:
-        """The used-ratio verdict of another probe (the CleanCommitLogService's)."""
-        if full != self._ratio_full:
-            self._ratio_full = full
-            self.refresh()
+        """The used-ratio verdict of another probe (the CleanCommitLogService's): "full" is taken at
+        once, "not full" is checked by a probe of all partitions first (that service judges one
+        partition after the other, so its last verdict may hide a full one)."""
+        if full:
+            if not self._ratio_full:
+                self._ratio_full = True
+                self.refresh()
+        elif self._ratio_full:
+            self.probe()
 
     def fits(self, path: str, size: int) -> bool:
         """Whether a file of ``size`` bytes can be created under ``path`` and leave the partition

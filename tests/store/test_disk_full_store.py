@@ -216,3 +216,16 @@ async def test_a_queue_file_without_room_pauses_dispatch_and_skips_nothing(small
         assert store.put_message(_msg("SecondT", 5)).is_ok()
     finally:
         await store.shutdown()
+
+
+def test_a_clear_from_the_cleanup_service_is_checked_against_every_partition():
+    disk = Disk(used=10 * MiB)
+    changes: list[bool] = []
+    g = make_guard(disk, changes)
+    g._disk_usage = lambda p: 0.95 if p.endswith("consumequeue") else 0.5
+    g.set_ratio_full(True)
+    g.set_ratio_full(False)  # that service's last verdict was the CommitLog's partition only
+    assert g.disk_full and changes == [False]
+    g._disk_usage = lambda p: 0.5
+    g.set_ratio_full(False)
+    assert not g.disk_full and changes == [False, True]
