@@ -243,7 +243,7 @@ class MappedFile:
             return
         try:
             os.pwrite(fd, _ZERO_VIEW[: stop - start] if stop - start <= len(_ZERO_VIEW) else bytes(stop - start), start)
-        except OSError as e:  # a full disk shows here first; the mapped write will report it too
+        except OSError as e:  # not for want of space (the blocks are reserved): an I/O error
             log.warning("warm_ahead %s: %s", self.path, e)
             self.warmed_to = self.file_size
             return
