@@ -110,7 +110,7 @@ class DefaultMessageStore:
         self.running_flags = RunningFlags()
         self.writeable = True
         self.disk_guard = DiskSpaceGuard(
-            config, self.running_flags, self._writeable_changed, disk_usage=disk_usage,
+            self.running_flags, self._writeable_changed, disk_usage=disk_usage,
             commit_log_paths=[config.storePathDLedgerCommitLog or config.storePathRootDir]
             if config.enableDLegerCommitLog else [config.commit_log_dir],
             consume_queue_path=config.consume_queue_dir)

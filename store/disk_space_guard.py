@@ -32,7 +32,6 @@ import errno
 import logging
 import os
 from collections.abc import Callable
-from typing import Protocol
 
 from common.mapped_file import DiskFullError
 from store.clean_commit_log_service import (
@@ -47,13 +46,6 @@ __all__ = ["DiskSpaceGuard", "PartitionSpace", "partition_space"]
 log = logging.getLogger(__name__)
 
 PROBE_INTERVAL_MS = 1000
-
-
-class StorePaths(Protocol):
-    """The part of MessageStoreConfig the guard reads."""
-
-    storePathRootDir: str
-    storePathCommitLog: str
 
 
 def _existing(path: str) -> str:
@@ -114,7 +106,6 @@ class DiskSpaceGuard:
 
     def __init__(
         self,
-        config: StorePaths,
         flags: RunningFlags,
         on_change: Callable[[bool], None],
         *,
@@ -126,7 +117,6 @@ class DiskSpaceGuard:
         clear_ratio: float = DISK_SPACE_CLEAN_FORCIBLY_RATIO,
         interval_ms: int = PROBE_INTERVAL_MS,
     ) -> None:
-        self.config = config
         self.flags = flags
         self._on_change = on_change
         self.commit_log_paths = commit_log_paths
@@ -188,9 +178,10 @@ class DiskSpaceGuard:
     # -- probing -----------------------------------------------------------------------------
 
     def _measure(self) -> float:
-        ratios = [self._disk_usage(p) for p in self.commit_log_paths]
+        # a directory not created yet is measured on the partition that will hold it
+        ratios = [self._disk_usage(_existing(p)) for p in self.commit_log_paths]
         cl = min(ratios) if ratios else -1.0
-        cq = self._disk_usage(self.consume_queue_path)
+        cq = self._disk_usage(_existing(self.consume_queue_path))
         self.last_ratios = (cl, cq)
         return max(cl, cq)
 

@@ -112,16 +112,19 @@ class Disk:
         return PartitionSpace(self.total, self.used, self.total - self.used)
 
 
-def make_guard(disk: Disk, changes: list[bool], flags: RunningFlags | None = None) -> DiskSpaceGuard:
-    cfg = MessageStoreConfig(storePathRootDir="/nowhere")
-    return DiskSpaceGuard(cfg, flags or RunningFlags(), changes.append, commit_log_paths=["/nowhere/commitlog"],
-                          consume_queue_path="/nowhere/consumequeue", disk_usage=disk.ratio, space=disk.space)
+def make_guard(disk: Disk, changes: list[bool], flags: RunningFlags | None = None, root=None) -> DiskSpaceGuard:
+    """A guard over ``root``/commitlog and ``root``/consumequeue (directories that need not exist)."""
+    root = root or "/nowhere"
+    return DiskSpaceGuard(flags or RunningFlags(), changes.append, commit_log_paths=[f"{root}/commitlog"],
+                          consume_queue_path=f"{root}/consumequeue", disk_usage=disk.ratio, space=disk.space)
 
 
-def test_guard_marks_full_above_090_and_clears_at_085():
+def test_guard_marks_full_above_090_and_clears_at_085(tmp_path):
+    for d in ("commitlog", "consumequeue"):
+        (tmp_path / d).mkdir()
     disk = Disk(used=80 * MiB)
     changes: list[bool] = []
-    g = make_guard(disk, changes)
+    g = make_guard(disk, changes, root=tmp_path)
     assert not g.probe() and changes == []
     disk.used = 91 * MiB
     assert g.probe() and changes == [False] and g.flags.is_disk_full()
@@ -218,10 +221,12 @@ async def test_a_queue_file_without_room_pauses_dispatch_and_skips_nothing(small
         await store.shutdown()
 
 
-def test_a_clear_from_the_cleanup_service_is_checked_against_every_partition():
+def test_a_clear_from_the_cleanup_service_is_checked_against_every_partition(tmp_path):
+    for d in ("commitlog", "consumequeue"):
+        (tmp_path / d).mkdir()
     disk = Disk(used=10 * MiB)
     changes: list[bool] = []
-    g = make_guard(disk, changes)
+    g = make_guard(disk, changes, root=tmp_path)
     g._disk_usage = lambda p: 0.95 if p.endswith("consumequeue") else 0.5
     g.set_ratio_full(True)
     g.set_ratio_full(False)  # that service's last verdict was the CommitLog's partition only
@@ -229,3 +234,16 @@ def test_a_clear_from_the_cleanup_service_is_checked_against_every_partition():
     g._disk_usage = lambda p: 0.5
     g.set_ratio_full(False)
     assert not g.disk_full and changes == [False, True]
+
+
+def test_directories_not_created_yet_are_measured_on_their_partition(tmp_path):
+    seen: list[str] = []
+
+    def usage(p: str) -> float:
+        seen.append(p)
+        return 0.95 if os.path.isdir(p) else -1.0
+
+    g = DiskSpaceGuard(RunningFlags(), lambda w: None, commit_log_paths=[str(tmp_path / "store" / "commitlog")],
+                       consume_queue_path=str(tmp_path / "store" / "consumequeue"), disk_usage=usage)
+    assert g.probe()  # a new store on a full disk is full before its first file
+    assert seen == [str(tmp_path)] * 2
