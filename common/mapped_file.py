@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from typing import Protocol
 
 __all__ = ["MappedFile", "MappedFileQueue", "MappedFileError", "DiskFullError", "CreateGuard", "create_reserved_file",
-           "offset_to_file_name", "OS_PAGE_SIZE", "sync_file"]
+           "reserve_blocks", "offset_to_file_name", "OS_PAGE_SIZE", "sync_file"]
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +67,29 @@ _NO_ROOM = (errno.ENOSPC, errno.EDQUOT)
 CREATING_SUFFIX = ".creating"
 
 
-def create_reserved_file(path: str, size: int) -> int:
+def reserve_blocks(fd: int, offset: int, length: int, path: str) -> None:
+    """Reserve the disk blocks of ``[offset, offset + length)`` of an open file (posix_fallocate);
+    :class:`DiskFullError` when the disk has no room for them."""
+    try:
+        os.posix_fallocate(fd, offset, length)
+    except OSError as e:
+        if e.errno in _NO_ROOM:
+            raise DiskFullError(path, length, os.strerror(e.errno)) from e
+        if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+            raise
+        # no way to reserve blocks here: at least the free space must be there now
+        st = os.fstatvfs(fd)
+        if st.f_bavail * st.f_frsize < length:
+            raise DiskFullError(path, length, "file system cannot reserve blocks and has too little free") from None
+
+
+def create_reserved_file(path: str, size: int, reserve: int | None = None) -> int:
     """Create ``path`` with ``size`` bytes whose disk blocks are reserved; return an O_RDWR descriptor.
 
     Files are written through shared mappings: a store into a page the disk cannot back
     is a SIGBUS that kills the process, so the blocks are reserved here (posix_fallocate)
-    and a full disk fails now, as :class:`DiskFullError`, instead. The file is built under
+    and a full disk fails now, as :class:`DiskFullError`, instead. ``reserve`` limits that to
+    the first bytes (a file reserving the rest as it fills). The file is built under
     ``<path>.creating`` and renamed once complete; on any failure the temporary file is
     removed, so no short or half-reserved file is left for recovery to misread.
     """
@@ -85,17 +102,9 @@ def create_reserved_file(path: str, size: int) -> int:
         raise
     try:
         os.ftruncate(fd, size)
-        try:
-            os.posix_fallocate(fd, 0, size)
-        except OSError as e:
-            if e.errno in _NO_ROOM:
-                raise DiskFullError(path, size, os.strerror(e.errno)) from e
-            if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
-                raise
-            # no way to reserve blocks here: at least the free space must be there now
-            st = os.fstatvfs(fd)
-            if st.f_bavail * st.f_frsize < size:
-                raise DiskFullError(path, size, "file system cannot reserve blocks and has too little free") from None
+        n = size if reserve is None else min(size, reserve)
+        if n > 0:
+            reserve_blocks(fd, 0, n, path)
         os.rename(tmp, path)
     except BaseException:
         os.close(fd)

@@ -219,17 +219,23 @@ class IndexService:
             put = IndexFile.put_hashes
         ts = req.store_timestamp
         self._dirty = f
-        done = put(f, items, offset, ts)
-        while done < len(items):
-            items = items[done:]
-            f = self._roll(f, offset)
-            if f is None:
-                return
-            self._dirty = f
+        try:
             done = put(f, items, offset, ts)
-            if done == 0:
-                log.error("put key at offset %d failed: a new index file is already full", offset)
-                return
+            while done < len(items):
+                items = items[done:]
+                f = self._roll(f, offset)
+                if f is None:
+                    return
+                self._dirty = f
+                done = put(f, items, offset, ts)
+                if done == 0:
+                    log.error("put key at offset %d failed: a new index file is already full", offset)
+                    return
+        except DiskFullError as e:  # no room for the file's next entries
+            self._entries_without_room(e)
+            return
+        if self._no_room:
+            self._room_again(f)
 
     def build_index_many(self, requests: list) -> None:
         """:meth:`build_index` each request, in order; with the compiled speedups a run of records
@@ -247,15 +253,34 @@ class IndexService:
             f = files[-1] if files else None
             if f is not None and f.header.index_count < f.index_num:
                 count = f.header.index_count
-                j = f.put_requests(requests, i)
+                try:
+                    j = f.put_requests(requests, i)
+                except DiskFullError as e:  # the rest of the run is left out of the index
+                    self._dirty = f
+                    self._entries_without_room(e)
+                    return
                 if f.header.index_count != count:
                     self._dirty = f
+                if self._no_room:
+                    self._room_again(f)
                 i = j
                 if i >= n:
                     return
             # no file, or the file is full at this record or cannot take all its keys: roll here
             self.build_index(requests[i])
             i += 1
+
+    def _entries_without_room(self, e: DiskFullError) -> None:
+        """Records are left out of the index (their queues still get them) until space returns."""
+        if not self._no_room:
+            log.error("no room for index entries, records are not indexed until space returns: %s", e)
+        self._no_room = True
+        if self._guard is not None:
+            self._guard.create_failed(e.filename or self.store_path, e)
+
+    def _room_again(self, f: IndexFile) -> None:
+        log.info("index file %s has room again: indexing again", f.file_name)
+        self._no_room = False
 
     def sync_header(self) -> None:
         """Write the header of the file written since the last call to its mapping (cheap, no msync)."""
@@ -309,8 +334,7 @@ class IndexService:
                 log.error("create index file failed: %s", e)
                 return None
             if self._no_room:
-                log.info("index file %s created: indexing again", f.file_name)
-                self._no_room = False
+                self._room_again(f)
             self.index_files.append(f)
         if prev is not None:
             if self._run_in_background is not None:

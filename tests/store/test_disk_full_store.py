@@ -247,3 +247,50 @@ def test_directories_not_created_yet_are_measured_on_their_partition(tmp_path):
                        consume_queue_path=str(tmp_path / "store" / "consumequeue"), disk_usage=usage)
     assert g.probe()  # a new store on a full disk is full before its first file
     assert seen == [str(tmp_path)] * 2
+
+
+# -- index files reserve their entries as they fill ------------------------------------------------
+
+
+def _allocated(path) -> int:
+    return os.stat(path).st_blocks * 512
+
+
+def test_an_index_file_reserves_header_and_slots_then_entries_a_chunk_at_a_time(tmp_path):
+    from store.index_file import ENTRIES_RESERVE_CHUNK, IndexFile
+
+    path = str(tmp_path / "20260101000000000")
+    f = IndexFile(path, 1000, 1_000_000)  # 20 MB of entries
+    base = 40 + 1000 * 4
+    assert base + ENTRIES_RESERVE_CHUNK <= _allocated(path) < base + ENTRIES_RESERVE_CHUNK + 1024 * 1024
+    per_chunk = ENTRIES_RESERVE_CHUNK // 20
+    keys = [f"T#k{i}" for i in range(1000)]
+    n = 0
+    while n < per_chunk + 5000:  # past the first chunk: the next one gets reserved on the way
+        n += f.put_keys(keys, 1000 + n, 1_700_000_000_000)
+    assert f.index_count == n + 1
+    assert _allocated(path) >= base + (n + 1) * 20
+    f.store_header()
+    f.close()
+    # a file from disk (here: as sparse as an older writer leaves it) reserves from byte 0 on its first put
+    g = IndexFile(path, 1000, 1_000_000)
+    g.load()
+    assert g.put_keys(["T#again"], 5, 1_700_000_000_000) == 1 and g.index_count == n + 2
+    g.close()
+
+
+def test_no_room_for_more_index_entries_leaves_records_unindexed_not_a_crash(small_disk):
+    from store.index_file import ENTRIES_RESERVE_CHUNK, IndexFile
+
+    disk = small_disk(6)
+    f = IndexFile(str(disk / "20260101000000000"), 1000, 1_000_000)  # 20 MB: more than the disk
+    fill(disk / "filler")
+    keys = [f"T#k{i}" for i in range(1000)]
+    n = 0
+    with pytest.raises(DiskFullError):
+        for _ in range(ENTRIES_RESERVE_CHUNK // 20 // 1000 + 2):  # bounded: the chunk runs out first
+            n += f.put_keys(keys, 7, 1_700_000_000_000)
+    assert f.index_count == n + 1  # every entry that was put is counted; none beyond the reserved bytes
+    (disk / "filler").unlink()
+    assert f.put_keys(keys, 8, 1_700_000_000_000) == 1000  # room again: indexing goes on
+    f.close()
