@@ -64,6 +64,9 @@ async def _pull_all(c: RemotingClient, b: BrokerProc) -> dict[int, bytes]:
         offset = 0
         while True:
             r = await pull(c, b.addr, "gDiskFull", TOPIC, q, offset, max_nums=32)
+            # a full disk must not fail a pull (its group's config file, say, cannot be persisted)
+            assert r.code in (ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND,
+                              ResponseCode.PULL_RETRY_IMMEDIATELY), (r.code, r.remark)
             if r.code != ResponseCode.SUCCESS:
                 break
             msgs = decode_messages(r.body)
