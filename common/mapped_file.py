@@ -155,18 +155,27 @@ class MappedFile:
         "_available",
         "_flush_lock",
         "warmed_to",
+        "reserved_to",
+        "reserve_step",
     )
 
-    def __init__(self, path: str, file_size: int, *, create: bool = True) -> None:
+    def __init__(self, path: str, file_size: int, *, create: bool = True, reserve_step: int = 0) -> None:
         self.path = path
         self.file_name = os.path.basename(path)
         if not self.file_name.isdigit():
             raise MappedFileError(f"mapped file name is not an offset: {path}")
         self.file_from_offset = int(self.file_name)
         self.file_size = file_size
+        # Bytes [0, reserved_to) have their disk blocks reserved (see create_reserved_file). A file
+        # reserves all of itself when created, or, with ``reserve_step``, that many bytes at a time
+        # ahead of its writer (reserve()). A file opened from disk counts as unreserved: an older
+        # writer may have left it sparse; its last file reserves before it is written (reserve()).
+        self.reserve_step = reserve_step
         if create and not os.path.exists(path):
-            fd = create_reserved_file(path, file_size)
+            self.reserved_to = file_size if reserve_step <= 0 else min(file_size, reserve_step)
+            fd = create_reserved_file(path, file_size, reserve=self.reserved_to)
         else:
+            self.reserved_to = 0
             fd = os.open(path, os.O_RDWR)
         try:
             size = os.fstat(fd).st_size
@@ -260,6 +269,21 @@ class MappedFile:
             os.close(fd)
         self.warmed_to = stop
 
+    def reserve(self, end: int) -> None:
+        """Reserve the disk blocks up to ``end`` (and ``reserve_step`` further; without a step, the
+        whole file); DiskFullError when the disk has no room. Writers call it before writing past
+        ``reserved_to``."""
+        if end <= self.reserved_to:
+            return
+        step = self.reserve_step
+        target = self.file_size if step <= 0 else min(self.file_size, max(end, self.reserved_to + step))
+        fd = os.open(self.path, os.O_RDWR)
+        try:
+            reserve_blocks(fd, self.reserved_to, target - self.reserved_to, self.path)
+        finally:
+            os.close(fd)
+        self.reserved_to = target
+
     def write_at(self, pos: int, data: bytes | bytearray | memoryview) -> None:
         """Write ``data`` at ``pos`` without moving positions (in-place patches)."""
         self.mm[pos : pos + len(data)] = data
@@ -346,10 +370,12 @@ class MappedFileQueue:
     flush executor can iterate a stable snapshot without locking.
     """
 
-    def __init__(self, store_path: str, mapped_file_size: int, *, guard: CreateGuard | None = None) -> None:
+    def __init__(self, store_path: str, mapped_file_size: int, *, guard: CreateGuard | None = None,
+                 reserve_step: int = 0) -> None:
         self.store_path = store_path
         self.mapped_file_size = mapped_file_size
         self.guard = guard
+        self.reserve_step = reserve_step  # see MappedFile: 0 reserves each file whole when created
         # the last creation was refused or failed for want of disk space (the writer answers "disk full")
         self.create_refused_disk_full = False
         self.mapped_files: list[MappedFile] = []
@@ -390,14 +416,29 @@ class MappedFileQueue:
                     f.close()
                 return False
             try:
-                mf = MappedFile(path, self.mapped_file_size, create=False)
+                mf = MappedFile(path, self.mapped_file_size, create=False, reserve_step=self.reserve_step)
             except (OSError, ValueError) as e:
                 log.error("cannot map %s: %s", path, e)
                 for f in files:
                     f.close()
                 return False
             mf.set_positions(self.mapped_file_size)
+            mf.reserved_to = self.mapped_file_size  # complete: never written again (but the last, below)
             files.append(mf)
+        if files:
+            # the last file is written on: its blocks (maybe left sparse by an older writer) are reserved
+            # now, or as it fills with a reserve step
+            last = files[-1]
+            last.reserved_to = 0
+            if self.reserve_step <= 0:
+                try:
+                    last.reserve(self.mapped_file_size)
+                except OSError as e:
+                    log.error("cannot reserve the disk blocks of %s (free some space, then start again): %s",
+                              last.path, e)
+                    for f in files:
+                        f.close()
+                    return False
         with self._lock:
             self.mapped_files = files
         return True
@@ -443,7 +484,7 @@ class MappedFileQueue:
             return None
         try:
             os.makedirs(self.store_path, exist_ok=True)
-            mf = MappedFile(path, self.mapped_file_size)
+            mf = MappedFile(path, self.mapped_file_size, reserve_step=self.reserve_step)
         except OSError as e:
             self.create_refused_disk_full = isinstance(e, DiskFullError) or e.errno in _NO_ROOM
             if guard is not None:

@@ -24,6 +24,7 @@ __all__ = ["ConsumeQueue", "ConsumeQueueStore", "CQ_STORE_UNIT_SIZE", "is_valid_
 log = logging.getLogger(__name__)
 
 CQ_STORE_UNIT_SIZE = 20
+CQ_RESERVE_STEP = CQ_STORE_UNIT_SIZE * 3276  # 65,520 bytes of units reserved at a time (whole units)
 _UNIT = struct.Struct(">qiq")
 # the compiled fast path of put_requests (the pure twin is no faster than the loop there)
 _cq_put_units = speedups.cq_put_units if speedups.IS_COMPILED else None
@@ -51,7 +52,9 @@ class ConsumeQueue:
         self.queue_id = queue_id
         self.store_path = os.path.join(root_dir, topic, str(queue_id))
         self.mapped_file_size = mapped_file_size
-        self.queue = MappedFileQueue(self.store_path, mapped_file_size, guard=guard)
+        # blocks reserved ahead of the units (a whole 5.7 MB file per queue up front would take disk
+        # that many queues never use)
+        self.queue = MappedFileQueue(self.store_path, mapped_file_size, guard=guard, reserve_step=CQ_RESERVE_STEP)
         self.max_physic_offset = -1
         self.min_logic_offset = 0
         self._units_per_file = mapped_file_size // CQ_STORE_UNIT_SIZE
@@ -147,7 +150,7 @@ class ConsumeQueue:
             # the usual case: the unit goes right at the end of a last file with room
             mf = files[-1]
             pos = mf.wrote_position
-            if pos < mf.file_size and mf.file_from_offset + pos == expected and (pos or not mf.first_create_in_queue):
+            if pos < mf.reserved_to and mf.file_from_offset + pos == expected and (pos or not mf.first_create_in_queue):
                 _UNIT.pack_into(mf.mm, pos, offset, size, tags_code)
                 mf.wrote_position = mf.committed_position = pos + CQ_STORE_UNIT_SIZE
                 self.max_physic_offset = offset + size
@@ -173,6 +176,8 @@ class ConsumeQueue:
                 log.warning("consume queue %s-%d: order maybe wrong, expected %d current %d",
                             self.topic, self.queue_id, expected, current)
         pos = mf.wrote_position
+        if pos >= mf.reserved_to:
+            mf.reserve(pos + CQ_STORE_UNIT_SIZE)  # no room: DiskFullError, the dispatch waits (nothing written)
         _UNIT.pack_into(mf.mm, pos, offset, size, tags_code)
         mf.wrote_position = mf.committed_position = pos + CQ_STORE_UNIT_SIZE
         self.max_physic_offset = offset + size
@@ -197,7 +202,7 @@ class ConsumeQueue:
                 continue  # re-dispatch of a record already indexed
             if mf is not None:
                 pos = mf.wrote_position
-                if (pos < mf.file_size and mf.file_from_offset + pos == r.consume_queue_offset * CQ_STORE_UNIT_SIZE
+                if (pos < mf.reserved_to and mf.file_from_offset + pos == r.consume_queue_offset * CQ_STORE_UNIT_SIZE
                         and (pos or not mf.first_create_in_queue)):
                     pack(mf.mm, pos, offset, size, r.tags_code)
                     mf.wrote_position = mf.committed_position = pos + CQ_STORE_UNIT_SIZE
@@ -217,7 +222,7 @@ class ConsumeQueue:
             if mf is not None:
                 pos = mf.wrote_position
                 i, new_pos, self.max_physic_offset = _cq_put_units(
-                    mf.mm, pos, mf.file_size, mf.file_from_offset, not mf.first_create_in_queue,
+                    mf.mm, pos, mf.reserved_to, mf.file_from_offset, not mf.first_create_in_queue,
                     self.max_physic_offset, requests, i)
                 if new_pos != pos:
                     mf.wrote_position = mf.committed_position = new_pos
@@ -230,6 +235,7 @@ class ConsumeQueue:
     def _fill_pre_blank(self, mf: MappedFile, until_where: int) -> None:
         n = (until_where % self.mapped_file_size) // CQ_STORE_UNIT_SIZE
         if n:
+            mf.reserve(n * CQ_STORE_UNIT_SIZE)
             mf.mm[0 : n * CQ_STORE_UNIT_SIZE] = _BLANK_UNIT * n
         mf.set_positions(n * CQ_STORE_UNIT_SIZE)
 

@@ -294,3 +294,76 @@ def test_no_room_for_more_index_entries_leaves_records_unindexed_not_a_crash(sma
     (disk / "filler").unlink()
     assert f.put_keys(keys, 8, 1_700_000_000_000) == 1000  # room again: indexing goes on
     f.close()
+
+
+# -- consume-queue files reserve their units a step at a time ----------------------------------------
+
+
+def test_a_consume_queue_file_reserves_its_units_a_step_at_a_time(tmp_path):
+    from store.consume_queue import CQ_RESERVE_STEP, ConsumeQueue
+
+    cq = ConsumeQueue("T", 0, str(tmp_path), 6_000_000)  # RocketMQ's default: 300,000 units
+    for i in range(10):
+        assert cq.put_message_position_info(i * 100, 100, 0, i)
+    path = cq.queue.get_last_mapped_file().path
+    assert CQ_RESERVE_STEP <= _allocated(path) < CQ_RESERVE_STEP + 65536  # not 6 MB for 10 units
+    n = CQ_RESERVE_STEP // 20 + 100
+    for i in range(10, n):
+        assert cq.put_message_position_info(i * 100, 100, 0, i)
+    assert _allocated(path) >= n * 20
+    assert cq.get_unit(n - 1) == ((n - 1) * 100, 100, 0)
+    cq.shutdown()
+
+
+async def test_a_queue_that_cannot_reserve_its_next_units_waits_and_skips_nothing(small_disk):
+    from store.consume_queue import CQ_RESERVE_STEP
+
+    disk = small_disk(8)
+    cfg = MessageStoreConfig(storePathRootDir=str(disk / "store"), mappedFileSizeCommitLog=4 * MiB,
+                             mappedFileSizeConsumeQueue=600_000, messageIndexEnable=False)
+    store = DefaultMessageStore(cfg, clean_first_delay_ms=3_600_000)
+    assert store.load()
+    store.start()
+    try:
+        units = CQ_RESERVE_STEP // 20
+        total = units + 200
+        assert store.put_message(_msg("StepT", 0)).is_ok()
+        await async_wait_until(store.now_dispatched, what="first dispatch")
+        fill(disk / "filler")
+        for i in range(1, total):  # the CommitLog file was reserved whole: all are accepted
+            assert store.put_message(_msg("StepT", i)).is_ok(), i
+        await async_wait_until(lambda: not store.writeable, 5, what="disk-full mark")
+        assert store.get_max_offset_in_queue("StepT", 0) == units  # the reserved units, not one more
+        (disk / "filler").unlink()
+        await async_wait_until(lambda: store.get_max_offset_in_queue("StepT", 0) == total, 10, what="resumed")
+        got = store.get_message("g", "StepT", 0, units - 2, 4, None)
+        assert [decode_message(b).body[:7] for b in got.buffers] == [b"m%06d" % i for i in range(units - 2, units + 2)]
+        await async_wait_until(lambda: store.writeable, 5, what="writeable again")
+    finally:
+        await store.shutdown()
+
+
+def _sparse(path, size: int) -> None:
+    with open(path, "wb") as f:
+        f.truncate(size)  # what RocketMQ 4.9 or an older writer leaves: no blocks yet
+
+
+def test_the_last_file_left_sparse_by_an_older_writer_is_reserved_at_load(tmp_path):
+    d = tmp_path / "q"
+    d.mkdir()
+    _sparse(d / offset_to_file_name(0), MiB)
+    _sparse(d / offset_to_file_name(MiB), MiB)
+    q = MappedFileQueue(str(d), MiB)
+    assert q.load()
+    assert _allocated(d / offset_to_file_name(MiB)) >= MiB  # written on next: reserved
+    assert _allocated(d / offset_to_file_name(0)) < MiB  # complete: left as it is
+    q.shutdown()
+
+
+def test_a_sparse_last_file_that_cannot_be_reserved_fails_the_load_cleanly(small_disk, caplog):
+    disk = small_disk(2)
+    d = disk / "q"
+    d.mkdir()
+    _sparse(d / offset_to_file_name(0), 4 * MiB)
+    assert not MappedFileQueue(str(d), 4 * MiB).load()
+    assert "cannot reserve the disk blocks" in caplog.text
