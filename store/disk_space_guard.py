@@ -1,9 +1,10 @@
 """DiskSpaceGuard: keeps a full disk from faulting the store, and lets writes resume by themselves.
 
-Every mapped file reserves its blocks when it is created (common.mapped_file.create_reserved_file),
-so space is only consumed at creations; this guard decides which creations may happen and when
-the store refuses puts (RunningFlags DISK_FULL: the broker answers SERVICE_NOT_AVAILABLE with
-RocketMQ's "the broker's disk is full" remark).
+Every mapped file reserves its disk blocks before they are written (common.mapped_file: CommitLog
+and DLedger files whole when created, consume queues and index files a step at a time), so a full
+disk shows as a failed reservation (DiskFullError), never as a SIGBUS. This guard decides which
+CommitLog files may be created and when the store refuses puts (RunningFlags DISK_FULL: the broker
+answers SERVICE_NOT_AVAILABLE with RocketMQ's "the broker's disk is full" remark).
 
 Levels (RocketMQ 4.9.7's, of CleanCommitLogService and its system properties):
 
@@ -20,7 +21,8 @@ until a page cannot be backed:
 * a new CommitLog file is created only if the partition stays at or below the warning level with
   it: the top 10 % stays free for the consume queues, index and checkpoint of records already
   accepted (their files are never refused here, as RocketMQ's isCQWriteable ignores DISK_FULL);
-* a creation that still fails for want of space marks the store disk-full at once;
+* a creation or reservation that still fails for want of space marks the store disk-full at once
+  (records already accepted then wait to be dispatched: nothing is skipped);
 * the partitions are probed every ``interval_ms`` (1 s), so writes resume within about a second
   of space coming back, without an operator.
 """
