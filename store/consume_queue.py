@@ -177,7 +177,7 @@ class ConsumeQueue:
                             self.topic, self.queue_id, expected, current)
         pos = mf.wrote_position
         if pos >= mf.reserved_to:
-            mf.reserve(pos + CQ_STORE_UNIT_SIZE)  # no room: DiskFullError, the dispatch waits (nothing written)
+            self._reserve(mf, pos + CQ_STORE_UNIT_SIZE)
         _UNIT.pack_into(mf.mm, pos, offset, size, tags_code)
         mf.wrote_position = mf.committed_position = pos + CQ_STORE_UNIT_SIZE
         self.max_physic_offset = offset + size
@@ -232,10 +232,20 @@ class ConsumeQueue:
             self.put_message_position_info(r.commit_log_offset, r.msg_size, r.tags_code, r.consume_queue_offset)
             i += 1
 
+    def _reserve(self, mf: MappedFile, end: int) -> None:
+        """Reserve the file's blocks up to ``end``; no room: DiskFullError (nothing written, the
+        dispatch waits) and the store is marked disk-full."""
+        try:
+            mf.reserve(end)
+        except DiskFullError as e:
+            if self.queue.guard is not None:
+                self.queue.guard.create_failed(mf.path, e)
+            raise
+
     def _fill_pre_blank(self, mf: MappedFile, until_where: int) -> None:
         n = (until_where % self.mapped_file_size) // CQ_STORE_UNIT_SIZE
         if n:
-            mf.reserve(n * CQ_STORE_UNIT_SIZE)
+            self._reserve(mf, n * CQ_STORE_UNIT_SIZE)
             mf.mm[0 : n * CQ_STORE_UNIT_SIZE] = _BLANK_UNIT * n
         mf.set_positions(n * CQ_STORE_UNIT_SIZE)
 

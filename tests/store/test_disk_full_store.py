@@ -334,6 +334,7 @@ async def test_a_queue_that_cannot_reserve_its_next_units_waits_and_skips_nothin
             assert store.put_message(_msg("StepT", i)).is_ok(), i
         await async_wait_until(lambda: not store.writeable, 5, what="disk-full mark")
         assert store.get_max_offset_in_queue("StepT", 0) == units  # the reserved units, not one more
+        assert store.disk_guard.refusals >= 1  # the queue told the guard, not only the periodic probe
         (disk / "filler").unlink()
         await async_wait_until(lambda: store.get_max_offset_in_queue("StepT", 0) == total, 10, what="resumed")
         got = store.get_message("g", "StepT", 0, units - 2, 4, None)
