@@ -134,7 +134,7 @@ def offset_to_file_name(offset: int) -> str:
 
 
 class MappedFile:
-    """One mmap'd file of a queue, its disk blocks reserved when it was created (create_reserved_file).
+    """One mmap'd file of a queue; its disk blocks are reserved before they are written (``reserved_to``).
 
     ``wrote_position`` is where the next byte goes (bytes before it are
     readable); ``committed_position`` equals it (no transient store pool);
@@ -485,6 +485,12 @@ class MappedFileQueue:
         try:
             os.makedirs(self.store_path, exist_ok=True)
             mf = MappedFile(path, self.mapped_file_size, reserve_step=self.reserve_step)
+            if self.reserve_step <= 0 and mf.reserved_to < self.mapped_file_size:
+                try:  # the name existed already (left over): reserve it whole
+                    mf.reserve(self.mapped_file_size)
+                except OSError:
+                    mf.close()
+                    raise
         except OSError as e:
             self.create_refused_disk_full = isinstance(e, DiskFullError) or e.errno in _NO_ROOM
             if guard is not None:
