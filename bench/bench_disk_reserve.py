@@ -44,12 +44,12 @@ def sparse_file(path: str, size: int, reserve: int | None = None) -> int:
 
 
 def no_blocks(fd: int, offset: int, length: int, path: str) -> None:
-    """The sparse arm's index files reserve nothing as they fill."""
+    """The sparse arm's index and consume-queue files reserve nothing as they fill."""
 
 
 def use(creator) -> None:
     mapped_file.create_reserved_file = index_file.create_reserved_file = creator
-    index_file.reserve_blocks = RESERVE_BLOCKS if creator is RESERVED else no_blocks
+    index_file.reserve_blocks = mapped_file.reserve_blocks = RESERVE_BLOCKS if creator is RESERVED else no_blocks
 
 
 def time_creation(base: str, creator, size: int) -> float:
