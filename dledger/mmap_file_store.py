@@ -18,7 +18,7 @@ import os
 import struct
 
 from common.config import parse_properties
-from common.mapped_file import CreateGuard, MappedFile, MappedFileQueue
+from common.mapped_file import CreateGuard, DiskFullError, MappedFile, MappedFileQueue
 from common.util import read_file_with_bak, write_file_atomic
 from dledger.config import DLedgerConfig
 from dledger.entry import (
@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 CHECKPOINT_FILE = "checkpoint"
 MIN_BLANK_LEN = 8  # room always left for the blank marker (magic + size)
 _ZERO_CHUNK = 1 << 20
+INDEX_RESERVE_STEP = 64 * 1024  # index bytes reserved at a time (2,048 units)
 _BLANK = struct.Struct(">ii")
 _RECENT_ENTRIES = 4096
 _HEAD = HEAD_STRUCT
@@ -68,7 +69,8 @@ class DLedgerMmapFileStore:
         self.base_dir = base_dir
         # ``guard`` may refuse a new data file (the disk nearly full); files reserve their blocks
         self.data = MappedFileQueue(data_path or os.path.join(base_dir, "data"), data_file_size, guard=guard)
-        self.index = MappedFileQueue(os.path.join(base_dir, "index"), index_file_size)
+        # index units are reserved a step at a time as they come (a 160 MB file up front is much)
+        self.index = MappedFileQueue(os.path.join(base_dir, "index"), index_file_size, reserve_step=INDEX_RESERVE_STEP)
         self.checkpoint_path = os.path.join(base_dir, CHECKPOINT_FILE)
         self._begin = 0
         self._end = -1
@@ -155,10 +157,12 @@ class DLedgerMmapFileStore:
         ifiles = self.index.mapped_files
         last = ifiles[-1] if ifiles else None
         irel = index * INDEX_UNIT_SIZE - last.file_from_offset if last is not None else -1
-        if last is None or irel != last.wrote_position or irel + INDEX_UNIT_SIZE > last.file_size:
+        if last is None or irel != last.wrote_position or irel + INDEX_UNIT_SIZE > last.reserved_to:
             last = None
-            if self._index_file_for(index, create=True) is None:
+            imf = self._index_file_for(index, create=True)
+            if imf is None:
                 raise self._no_file("index", self.index)
+            self._reserve_unit(imf, index)
         files = self.data.mapped_files
         mf = files[-1] if files else None
         if mf is None or mf.wrote_position + size + MIN_BLANK_LEN > mf.file_size:
@@ -329,10 +333,23 @@ class DLedgerMmapFileStore:
                 mf = self.index.get_last_mapped_file_or_create(off)
         return mf
 
+    @staticmethod
+    def _reserve(mf: MappedFile, end: int) -> None:
+        """The blocks of ``mf`` up to ``end`` reserved before they are written; DISK_FULL when the disk
+        has no room (nothing written)."""
+        try:
+            mf.reserve(end)
+        except DiskFullError as e:
+            raise DLedgerError(C.DISK_FULL, f"no room on the disk: {e}") from e
+
+    def _reserve_unit(self, mf: MappedFile, index: int) -> None:
+        self._reserve(mf, index * INDEX_UNIT_SIZE - mf.file_from_offset + INDEX_UNIT_SIZE)
+
     def _write_index_unit(self, entry: DLedgerEntry) -> None:
         mf = self._index_file_for(entry.index, create=True)
         if mf is None:
             raise self._no_file("index", self.index)
+        self._reserve_unit(mf, entry.index)
         rel = entry.index * INDEX_UNIT_SIZE - mf.file_from_offset
         if rel != mf.wrote_position:
             # After a truncation or a rebuild the index write position must follow the entry.
@@ -351,6 +368,7 @@ class DLedgerMmapFileStore:
 
     @staticmethod
     def _zero(mf: MappedFile, start: int, end: int) -> None:
+        DLedgerMmapFileStore._reserve(mf, end)
         while start < end:
             n = min(_ZERO_CHUNK, end - start)
             mf.write_at(start, bytes(n))
@@ -507,6 +525,7 @@ class DLedgerMmapFileStore:
             chunk = mf.mm[rel : rel + n]
             if not any(chunk):
                 return
+            self._reserve(mf, rel + n)
             mf.write_at(rel, bytes(n))
             rel += n
 

@@ -1,5 +1,6 @@
-"""DLedgerMmapFileStore on a disk that fills up (issue #17, defect 3): a file that finds no room is
-a DISK_FULL error, never a half-written entry; the log continues once space returns."""
+"""DLedgerMmapFileStore on a disk that fills up (issue #17, defect 3): a file (or the next step of
+an index file) that finds no room is a DISK_FULL error, never a half-written entry; the log
+continues once space returns."""
 
 from __future__ import annotations
 
@@ -21,11 +22,19 @@ def small_disk(tmp_path):
     disks.unmount_all()
 
 
-@pytest.mark.parametrize("first_to_fail", ["index", "data"])
+CASES = {  # what runs out first: (data file size, index file size, body size)
+    "index file": (DATA, INDEX, 10),
+    "data file": (DATA, INDEX, 1000),
+    "index step": (1024 * 1024, 32 * 8192, 10),  # the next 64 KiB of a big index file cannot be reserved
+}
+
+
+@pytest.mark.parametrize("first_to_fail", list(CASES))
 def test_no_room_for_a_new_file_is_disk_full_and_leaves_no_orphan_entry(small_disk, first_to_fail):
-    disk = small_disk(1)
-    st = DLedgerMmapFileStore(str(disk / "node"), data_file_size=DATA, index_file_size=INDEX)
-    body = b"e" * (1000 if first_to_fail == "data" else 10)
+    data_size, index_size, body_size = CASES[first_to_fail]
+    disk = small_disk(2)
+    st = DLedgerMmapFileStore(str(disk / "node"), data_file_size=data_size, index_file_size=index_size)
+    body = b"e" * body_size
     st.append(0, 1, body)
     fill(disk / "filler")  # not one block left: the next file of either kind cannot be reserved
     with pytest.raises(DLedgerError) as info:
@@ -33,12 +42,14 @@ def test_no_room_for_a_new_file_is_disk_full_and_leaves_no_orphan_entry(small_di
             st.append(i, 1, body)
     assert info.value.code == C.DISK_FULL, info.value
     end = st.ledger_end_index
+    if first_to_fail == "index step":
+        assert end == 64 * 1024 // 32 - 1  # exactly the units of the first reserved step
     assert [st.get(i).body for i in range(end + 1)] == [body] * (end + 1)
     (disk / "filler").unlink()
     st.append(end + 1, 1, body)  # the same index again: nothing half-appended is in the way
     st.flush()
     st.close()
-    again = DLedgerMmapFileStore(str(disk / "node"), data_file_size=DATA, index_file_size=INDEX)
+    again = DLedgerMmapFileStore(str(disk / "node"), data_file_size=data_size, index_file_size=index_size)
     assert again.ledger_end_index == end + 1
     assert [again.get(i).body for i in range(end + 2)] == [body] * (end + 2)
     again.close()
