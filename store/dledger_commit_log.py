@@ -42,7 +42,7 @@ import logging
 import struct
 from collections import OrderedDict
 
-from common.mapped_file import CreateGuard
+from common.mapped_file import CreateGuard, DiskFullError
 from common.message import BLANK_MAGIC_CODE, MessageExtBatch, MessageExtBrokerInner
 from dledger.config import DLedgerConfig
 from dledger.entry import BODY_OFFSET
@@ -405,7 +405,9 @@ class DLedgerCommitLog(CommitLog):
         result, _records, key, prev = state
         self._refuse(e.code, key, prev, len(positions), result.append_result.logics_offset)
         if not positions:
-            return PutMessageResult(PutMessageStatus.OS_PAGECACHE_BUSY, remark=f"DLedger append: {e}")
+            # a full disk is SERVICE_NOT_AVAILABLE (RocketMQ's disk-full answer), not "busy"
+            status = PutMessageStatus.SERVICE_NOT_AVAILABLE if e.code == C.DISK_FULL else PutMessageStatus.OS_PAGECACHE_BUSY
+            return PutMessageResult(status, remark=f"DLedger append: {e}")
         # part of a batch went in before the leader refused the rest: report what is stored
         result.append_result.msg_num = len(positions)
         self._finish(result, positions, msg.store_host, msg)
@@ -731,8 +733,14 @@ class DLedgerReputMessageService(ReputMessageService):
                 finally:
                     mv.release()
                     if run:
-                        for many in dispatch_many:
-                            many(run)
+                        try:
+                            for many in dispatch_many:
+                                many(run)
+                        except DiskFullError:
+                            # no room for a queue file: this view again once space returns (units
+                            # already written are not written twice), nothing skipped
+                            self.reput_from_offset = offset
+                            raise
                         if listener is not None:
                             for req in run:
                                 listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,

@@ -16,7 +16,7 @@ from common.message import decode_messages
 from remoting.client import RemotingClient
 from remoting.codes import ResponseCode
 from tests.broker.helpers import BrokerProc, pull, send, wait_max_offset
-from tests.support import async_wait_until, wait_until
+from tests.support import async_wait_until, free_port, wait_until
 from tests.tmpfs import MiB, SmallDisks, fill
 
 DISK_FULL_REMARK = "the broker's disk is full"
@@ -40,11 +40,22 @@ def _body(i: int) -> bytes:
     return head + bytes([i % 251]) * (BODY - len(head))
 
 
-def _broker(tmp_path: Path, procs, store_root: Path) -> BrokerProc:
+def _broker(tmp_path: Path, procs, store_root: Path, dledger: bool = False) -> BrokerProc:
     # consume-queue files of 40 units: they are created often, so a full disk meets them too
+    extra = {"enableDLegerCommitLog": "true", "dLegerGroup": "full", "dLegerSelfId": "n0",
+             "dLegerPeers": f"n0-127.0.0.1:{free_port()}"} if dledger else {}
     return BrokerProc(tmp_path, "full", start_proc=procs.start, storePathRootDir=str(store_root),
                       mappedFileSizeConsumeQueue=800, maxHashSlotNum=1000, maxIndexNum=4000,
-                      autoCreateTopicEnable="true")
+                      autoCreateTopicEnable="true", **extra)
+
+
+async def _writable(c: RemotingClient, b: BrokerProc) -> None:
+    """Until the broker stores a message (a one-node DLedger group elects itself first)."""
+    async def stored():
+        r = await send(c, b.addr, "WarmT", b"warm", timeout=5.0)
+        return r.code == ResponseCode.SUCCESS
+
+    await async_wait_until(stored, 15, interval=0.1, what="the broker stores a first message")
 
 
 async def _send_one(c: RemotingClient, b: BrokerProc, i: int):
@@ -85,19 +96,22 @@ async def _wait_dispatched(c: RemotingClient, b: BrokerProc, acked: set[int]) ->
         await wait_max_offset(c, b.addr, TOPIC, q, sum(1 for a in acked if a % QUEUES == q), timeout=10)
 
 
+@pytest.mark.parametrize("log", ["commitlog", "dledger"])
 @pytest.mark.parametrize("filled_by", ["broker", "outsider"])
-async def test_full_disk_refuses_sends_keeps_acked_and_recovers(tmp_path, procs, small_disk, filled_by):
+async def test_full_disk_refuses_sends_keeps_acked_and_recovers(tmp_path, procs, small_disk, filled_by, log):
     """``broker``: the broker's own files fill the disk (12 MiB of 48 taken beforehand); ``outsider``:
-    another writer takes every last block while sends go on, so even the consume queues find no room."""
+    another writer takes every last block while sends go on, so even the consume queues find no room.
+    ``log``: the classic CommitLog or a one-node DLedger group."""
     disk = small_disk(48)
     filler = disk / "filler"
     if filled_by == "broker":
         fill(filler, 12 * MiB)
-    b = _broker(tmp_path, procs, disk / "store").start()
+    b = _broker(tmp_path, procs, disk / "store", dledger=log == "dledger").start()
     acked: set[int] = set()
     refused_ids: set[int] = set()
     next_id = 0
     async with RemotingClient() as c:
+        await _writable(c, b)
         stop = asyncio.Event()
 
         async def sender():
