@@ -116,7 +116,7 @@ async def test_full_disk_refuses_sends_keeps_acked_and_recovers(tmp_path, procs,
 
         async def sender():
             nonlocal next_id
-            while not stop.is_set():
+            while not stop.is_set() and next_id < 20_000:  # ~3,000 fill the disk; bounded all the same
                 i = next_id
                 next_id += 1
                 try:
