@@ -133,5 +133,8 @@ class ConfigManager:
     def persist(self) -> None:
         """Write the file atomically (previous content kept as .bak)."""
         data = self.encode()
-        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
-        write_file_atomic(self.path, data)
+        try:
+            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+            write_file_atomic(self.path, data)
+        except OSError as e:  # a full disk: the request goes on, the next persist writes everything
+            log.error("persist %s failed, kept in memory only: %s", self.path, e)

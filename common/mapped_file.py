@@ -17,6 +17,7 @@ unmapped memory.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import mmap
@@ -24,10 +25,12 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from typing import Protocol
 
 from common.errors import StoreError
 
-__all__ = ["MappedFile", "MappedFileQueue", "MappedFileError", "offset_to_file_name", "OS_PAGE_SIZE", "sync_file"]
+__all__ = ["MappedFile", "MappedFileQueue", "MappedFileError", "DiskFullError", "CreateGuard", "create_reserved_file",
+           "reserve_blocks", "offset_to_file_name", "OS_PAGE_SIZE", "sync_file"]
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +43,77 @@ DELETE_FILES_BATCH_MAX = 10
 
 class MappedFileError(StoreError, OSError):
     """A mapped file cannot be created or has the wrong size."""
+
+
+class DiskFullError(MappedFileError):
+    """The disk has no room for a new file's blocks (ENOSPC/EDQUOT while reserving them)."""
+
+    def __init__(self, path: str, size: int, why: str) -> None:
+        super().__init__(errno.ENOSPC, f"no space left on device to reserve {size} bytes ({why})", path)
+        self.size = size
+
+
+class CreateGuard(Protocol):
+    """Consulted by a :class:`MappedFileQueue` around the creation of each new file."""
+
+    def before_create(self, path: str, size: int) -> bool:
+        """False refuses the creation (the disk is nearly full); the queue then has no new file."""
+        ...
+
+    def create_failed(self, path: str, error: OSError) -> None:
+        """The creation failed (``DiskFullError`` when the disk had no room)."""
+        ...
+
+
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT)
+CREATING_SUFFIX = ".creating"
+
+
+def reserve_blocks(fd: int, offset: int, length: int, path: str) -> None:
+    """Reserve the disk blocks of ``[offset, offset + length)`` of an open file (posix_fallocate);
+    :class:`DiskFullError` when the disk has no room for them."""
+    try:
+        os.posix_fallocate(fd, offset, length)
+    except OSError as e:
+        if e.errno in _NO_ROOM:
+            raise DiskFullError(path, length, os.strerror(e.errno)) from e
+        if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+            raise
+        # no way to reserve blocks here: at least the free space must be there now
+        st = os.fstatvfs(fd)
+        if st.f_bavail * st.f_frsize < length:
+            raise DiskFullError(path, length, "file system cannot reserve blocks and has too little free") from None
+
+
+def create_reserved_file(path: str, size: int, reserve: int | None = None) -> int:
+    """Create ``path`` with ``size`` bytes whose disk blocks are reserved; return an O_RDWR descriptor.
+
+    Files are written through shared mappings: a store into a page the disk cannot back
+    is a SIGBUS that kills the process, so the blocks are reserved here (posix_fallocate)
+    and a full disk fails now, as :class:`DiskFullError`, instead. ``reserve`` limits that to
+    the first bytes (a file reserving the rest as it fills). The file is built under
+    ``<path>.creating`` and renamed once complete; on any failure the temporary file is
+    removed, so no short or half-reserved file is left for recovery to misread.
+    """
+    tmp = path + CREATING_SUFFIX
+    try:
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    except OSError as e:
+        if e.errno in _NO_ROOM:
+            raise DiskFullError(path, size, "cannot create the file") from e
+        raise
+    try:
+        os.ftruncate(fd, size)
+        n = size if reserve is None else min(size, reserve)
+        if n > 0:
+            reserve_blocks(fd, 0, n, path)
+        os.rename(tmp, path)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return fd
 
 
 def sync_file(path: str) -> None:
@@ -62,7 +136,7 @@ def offset_to_file_name(offset: int) -> str:
 
 
 class MappedFile:
-    """One preallocated, mmap'd file of a queue.
+    """One mmap'd file of a queue; its disk blocks are reserved before they are written (``reserved_to``).
 
     ``wrote_position`` is where the next byte goes (bytes before it are
     readable); ``committed_position`` equals it (no transient store pool);
@@ -83,34 +157,27 @@ class MappedFile:
         "_available",
         "_flush_lock",
         "warmed_to",
+        "reserved_to",
+        "reserve_step",
     )
 
-    def __init__(self, path: str, file_size: int, *, create: bool = True, preallocate: bool = False) -> None:
+    def __init__(self, path: str, file_size: int, *, create: bool = True, reserve_step: int = 0) -> None:
         self.path = path
         self.file_name = os.path.basename(path)
         if not self.file_name.isdigit():
             raise MappedFileError(f"mapped file name is not an offset: {path}")
         self.file_from_offset = int(self.file_name)
         self.file_size = file_size
+        # Bytes [0, reserved_to) have their disk blocks reserved (see create_reserved_file). A file
+        # reserves all of itself when created, or, with ``reserve_step``, that many bytes at a time
+        # ahead of its writer (reserve()). A file opened from disk counts as unreserved: an older
+        # writer may have left it sparse; its last file reserves before it is written (reserve()).
+        self.reserve_step = reserve_step
         if create and not os.path.exists(path):
-            # Created under a temporary name and renamed once it has its full size, so a
-            # crash never leaves a short file (which would abort the next start-up).
-            tmp = path + ".creating"
-            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                os.ftruncate(fd, file_size)  # sparse: reads as zeros, blocks allocated on write
-                if preallocate:
-                    # reserve the blocks now: a full disk then fails here, not as SIGBUS on a write
-                    try:
-                        os.posix_fallocate(fd, 0, file_size)
-                    except OSError as e:
-                        if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
-                            raise
-                os.rename(tmp, path)
-            except BaseException:
-                os.close(fd)
-                raise
+            self.reserved_to = file_size if reserve_step <= 0 else min(file_size, reserve_step)
+            fd = create_reserved_file(path, file_size, reserve=self.reserved_to)
         else:
+            self.reserved_to = 0
             fd = os.open(path, os.O_RDWR)
         try:
             size = os.fstat(fd).st_size
@@ -196,13 +263,28 @@ class MappedFile:
             return
         try:
             os.pwrite(fd, _ZERO_VIEW[: stop - start] if stop - start <= len(_ZERO_VIEW) else bytes(stop - start), start)
-        except OSError as e:  # a full disk shows here first; the mapped write will report it too
+        except OSError as e:  # not for want of space (the blocks are reserved): an I/O error
             log.warning("warm_ahead %s: %s", self.path, e)
             self.warmed_to = self.file_size
             return
         finally:
             os.close(fd)
         self.warmed_to = stop
+
+    def reserve(self, end: int) -> None:
+        """Reserve the disk blocks up to ``end`` (and ``reserve_step`` further; without a step, the
+        whole file); DiskFullError when the disk has no room. Writers call it before writing past
+        ``reserved_to``."""
+        if end <= self.reserved_to:
+            return
+        step = self.reserve_step
+        target = self.file_size if step <= 0 else min(self.file_size, max(end, self.reserved_to + step))
+        fd = os.open(self.path, os.O_RDWR)
+        try:
+            reserve_blocks(fd, self.reserved_to, target - self.reserved_to, self.path)
+        finally:
+            os.close(fd)
+        self.reserved_to = target
 
     def write_at(self, pos: int, data: bytes | bytearray | memoryview) -> None:
         """Write ``data`` at ``pos`` without moving positions (in-place patches)."""
@@ -251,7 +333,10 @@ class MappedFile:
         end = rp if size is None else pos + size
         if end > rp:
             return None
-        return memoryview(self.mm)[pos:end]
+        try:
+            return memoryview(self.mm)[pos:end]
+        except ValueError:  # closed meanwhile (deleted by the cleanup): as if already gone
+            return None
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -287,10 +372,14 @@ class MappedFileQueue:
     flush executor can iterate a stable snapshot without locking.
     """
 
-    def __init__(self, store_path: str, mapped_file_size: int, *, preallocate: bool = False) -> None:
+    def __init__(self, store_path: str, mapped_file_size: int, *, guard: CreateGuard | None = None,
+                 reserve_step: int = 0) -> None:
         self.store_path = store_path
         self.mapped_file_size = mapped_file_size
-        self.preallocate = preallocate
+        self.guard = guard
+        self.reserve_step = reserve_step  # see MappedFile: 0 reserves each file whole when created
+        # the last creation was refused or failed for want of disk space (the writer answers "disk full")
+        self.create_refused_disk_full = False
         self.mapped_files: list[MappedFile] = []
         self.flushed_where = 0
         self.committed_where = 0
@@ -302,9 +391,15 @@ class MappedFileQueue:
     def load(self) -> bool:
         """Map every file of the directory; False when a file has the wrong size."""
         try:
-            names = sorted(n for n in os.listdir(self.store_path) if n.isdigit() and len(n) == 20)
+            listing = os.listdir(self.store_path)
         except FileNotFoundError:
             return True
+        for n in listing:
+            if n.endswith(CREATING_SUFFIX):  # a creation cut short by a crash: never held data
+                log.warning("removing unfinished mapped file %s", n)
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.store_path, n))
+        names = sorted(n for n in listing if n.isdigit() and len(n) == 20)
         files: list[MappedFile] = []
         for name in names:
             path = os.path.join(self.store_path, name)
@@ -323,14 +418,29 @@ class MappedFileQueue:
                     f.close()
                 return False
             try:
-                mf = MappedFile(path, self.mapped_file_size, create=False)
+                mf = MappedFile(path, self.mapped_file_size, create=False, reserve_step=self.reserve_step)
             except (OSError, ValueError) as e:
                 log.error("cannot map %s: %s", path, e)
                 for f in files:
                     f.close()
                 return False
             mf.set_positions(self.mapped_file_size)
+            mf.reserved_to = self.mapped_file_size  # complete: never written again (but the last, below)
             files.append(mf)
+        if files:
+            # the last file is written on: its blocks (maybe left sparse by an older writer) are reserved
+            # now, or as it fills with a reserve step
+            last = files[-1]
+            last.reserved_to = 0
+            if self.reserve_step <= 0:
+                try:
+                    last.reserve(self.mapped_file_size)
+                except OSError as e:
+                    log.error("cannot reserve the disk blocks of %s (free some space, then start again): %s",
+                              last.path, e)
+                    for f in files:
+                        f.close()
+                    return False
         with self._lock:
             self.mapped_files = files
         return True
@@ -369,13 +479,28 @@ class MappedFileQueue:
         return self._create(create_offset, first=last is None)
 
     def _create(self, offset: int, first: bool) -> MappedFile | None:
-        os.makedirs(self.store_path, exist_ok=True)
         path = os.path.join(self.store_path, offset_to_file_name(offset))
-        try:
-            mf = MappedFile(path, self.mapped_file_size, preallocate=self.preallocate)
-        except OSError as e:
-            log.error("create mapped file %s failed: %s", path, e)
+        guard = self.guard
+        if guard is not None and not guard.before_create(path, self.mapped_file_size):
+            self.create_refused_disk_full = True
             return None
+        try:
+            os.makedirs(self.store_path, exist_ok=True)
+            mf = MappedFile(path, self.mapped_file_size, reserve_step=self.reserve_step)
+            if self.reserve_step <= 0 and mf.reserved_to < self.mapped_file_size:
+                try:  # the name existed already (left over): reserve it whole
+                    mf.reserve(self.mapped_file_size)
+                except OSError:
+                    mf.close()
+                    raise
+        except OSError as e:
+            self.create_refused_disk_full = isinstance(e, DiskFullError) or e.errno in _NO_ROOM
+            if guard is not None:
+                guard.create_failed(path, e)
+            if not self.create_refused_disk_full:
+                log.error("create mapped file %s failed: %s", path, e)
+            return None
+        self.create_refused_disk_full = False
         mf.first_create_in_queue = first
         with self._lock:
             self.mapped_files = [*self.mapped_files, mf]

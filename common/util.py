@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import time
@@ -44,10 +45,15 @@ def write_file_atomic(path: str, data: str | bytes, *, keep_bak: bool = True) ->
     if d:
         os.makedirs(d, exist_ok=True)
     tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError:
+        with contextlib.suppress(OSError):  # a short copy must not hold the space a full disk lacks
+            os.unlink(tmp)
+        raise
     if keep_bak and os.path.exists(path):
         bak = path + ".bak"
         try:

@@ -18,7 +18,7 @@ import os
 import struct
 
 from common.config import parse_properties
-from common.mapped_file import MappedFile, MappedFileQueue
+from common.mapped_file import CreateGuard, DiskFullError, MappedFile, MappedFileQueue
 from common.util import read_file_with_bak, write_file_atomic
 from dledger.config import DLedgerConfig
 from dledger.entry import (
@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 CHECKPOINT_FILE = "checkpoint"
 MIN_BLANK_LEN = 8  # room always left for the blank marker (magic + size)
 _ZERO_CHUNK = 1 << 20
+INDEX_RESERVE_STEP = 64 * 1024  # index bytes reserved at a time (2,048 units)
 _BLANK = struct.Struct(">ii")
 _RECENT_ENTRIES = 4096
 _HEAD = HEAD_STRUCT
@@ -61,12 +62,15 @@ class DLedgerMmapFileStore:
         data_file_size: int = 1024 * 1024 * 1024,
         index_file_size: int = 32 * 5 * 1024 * 1024,
         data_path: str | None = None,
+        guard: CreateGuard | None = None,
     ):
         if index_file_size % INDEX_UNIT_SIZE:
             raise ValueError("index file size must be a multiple of 32")
         self.base_dir = base_dir
-        self.data = MappedFileQueue(data_path or os.path.join(base_dir, "data"), data_file_size)
-        self.index = MappedFileQueue(os.path.join(base_dir, "index"), index_file_size)
+        # ``guard`` may refuse a new data file (the disk nearly full); files reserve their blocks
+        self.data = MappedFileQueue(data_path or os.path.join(base_dir, "data"), data_file_size, guard=guard)
+        # index units are reserved a step at a time as they come (a 160 MB file up front is much)
+        self.index = MappedFileQueue(os.path.join(base_dir, "index"), index_file_size, reserve_step=INDEX_RESERVE_STEP)
         self.checkpoint_path = os.path.join(base_dir, CHECKPOINT_FILE)
         self._begin = 0
         self._end = -1
@@ -149,6 +153,16 @@ class DLedgerMmapFileStore:
             raise DLedgerError(C.INCONSISTENT_INDEX, f"append {index} after {self._end}")
         n = len(body)
         size = BODY_OFFSET + n
+        # the index unit's place first: a data entry without its unit would be an orphan on disk
+        ifiles = self.index.mapped_files
+        last = ifiles[-1] if ifiles else None
+        irel = index * INDEX_UNIT_SIZE - last.file_from_offset if last is not None else -1
+        if last is None or irel != last.wrote_position or irel + INDEX_UNIT_SIZE > last.reserved_to:
+            last = None
+            imf = self._index_file_for(index, create=True)
+            if imf is None:
+                raise self._no_file("index", self.index)
+            self._reserve_unit(imf, index)
         files = self.data.mapped_files
         mf = files[-1] if files else None
         if mf is None or mf.wrote_position + size + MIN_BLANK_LEN > mf.file_size:
@@ -172,15 +186,9 @@ class DLedgerMmapFileStore:
         mf.wrote_position = mf.committed_position = wp + size
         entry = DLedgerEntry(index, term, body, start)
         # the index unit: usually right at the write position of the last index file
-        ifiles = self.index.mapped_files
-        last = ifiles[-1] if ifiles else None
         if last is not None:
-            rel = index * INDEX_UNIT_SIZE - last.file_from_offset
-            if rel == last.wrote_position and rel + INDEX_UNIT_SIZE <= last.file_size:
-                _INDEX.pack_into(last.mm, rel, CURRENT_MAGIC, start, size, index, term)
-                last.wrote_position = last.committed_position = rel + INDEX_UNIT_SIZE
-            else:
-                self._write_index_unit(entry)
+            _INDEX.pack_into(last.mm, irel, CURRENT_MAGIC, start, size, index, term)
+            last.wrote_position = last.committed_position = irel + INDEX_UNIT_SIZE
         else:
             self._write_index_unit(entry)
         recent = self._recent
@@ -295,15 +303,21 @@ class DLedgerMmapFileStore:
             raise DLedgerError(C.UNEXPECTED_ARGUMENT, f"entry of {size} bytes exceeds the data file size")
         mf = self.data.get_last_mapped_file_or_create(0)
         if mf is None:
-            raise DLedgerError(C.DISK_ERROR, "cannot create a data file")
+            raise self._no_file("data", self.data)
         if mf.wrote_position + size + MIN_BLANK_LEN > mf.file_size:
             remaining = mf.file_size - mf.wrote_position
             mf.write_at(mf.wrote_position, _BLANK.pack(BLANK_MAGIC, remaining))
             mf.wrote_position = mf.committed_position = mf.file_size
             mf = self.data.get_last_mapped_file_or_create(0)
             if mf is None:
-                raise DLedgerError(C.DISK_ERROR, "cannot create a data file")
+                raise self._no_file("data", self.data)
         return mf
+
+    @staticmethod
+    def _no_file(kind: str, queue: MappedFileQueue) -> DLedgerError:
+        if queue.create_refused_disk_full:
+            return DLedgerError(C.DISK_FULL, f"no room on the disk for a new {kind} file")
+        return DLedgerError(C.DISK_ERROR, f"cannot create a {kind} file")
 
     def _index_file_for(self, index: int, create: bool) -> MappedFile | None:
         off = index * INDEX_UNIT_SIZE
@@ -319,10 +333,23 @@ class DLedgerMmapFileStore:
                 mf = self.index.get_last_mapped_file_or_create(off)
         return mf
 
+    @staticmethod
+    def _reserve(mf: MappedFile, end: int) -> None:
+        """The blocks of ``mf`` up to ``end`` reserved before they are written; DISK_FULL when the disk
+        has no room (nothing written)."""
+        try:
+            mf.reserve(end)
+        except DiskFullError as e:
+            raise DLedgerError(C.DISK_FULL, f"no room on the disk: {e}") from e
+
+    def _reserve_unit(self, mf: MappedFile, index: int) -> None:
+        self._reserve(mf, index * INDEX_UNIT_SIZE - mf.file_from_offset + INDEX_UNIT_SIZE)
+
     def _write_index_unit(self, entry: DLedgerEntry) -> None:
         mf = self._index_file_for(entry.index, create=True)
         if mf is None:
-            raise DLedgerError(C.DISK_ERROR, "cannot create an index file")
+            raise self._no_file("index", self.index)
+        self._reserve_unit(mf, entry.index)
         rel = entry.index * INDEX_UNIT_SIZE - mf.file_from_offset
         if rel != mf.wrote_position:
             # After a truncation or a rebuild the index write position must follow the entry.
@@ -341,6 +368,7 @@ class DLedgerMmapFileStore:
 
     @staticmethod
     def _zero(mf: MappedFile, start: int, end: int) -> None:
+        DLedgerMmapFileStore._reserve(mf, end)
         while start < end:
             n = min(_ZERO_CHUNK, end - start)
             mf.write_at(start, bytes(n))
@@ -497,6 +525,7 @@ class DLedgerMmapFileStore:
             chunk = mf.mm[rel : rel + n]
             if not any(chunk):
                 return
+            self._reserve(mf, rel + n)
             mf.write_at(rel, bytes(n))
             rel += n
 

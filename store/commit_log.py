@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable
 
 from common import speedups
-from common.mapped_file import MappedFile, MappedFileQueue
+from common.mapped_file import CreateGuard, MappedFile, MappedFileQueue
 from common.message import (
     BLANK_MAGIC_CODE,
     MESSAGE_MAGIC_CODE,
@@ -238,11 +238,11 @@ class CommitLog:
     ``DefaultMessageStore(commit_log_factory=...)``).
     """
 
-    def __init__(self, config: MessageStoreConfig, tags_code: TagsCodeCalculator | None = None) -> None:
+    def __init__(self, config: MessageStoreConfig, tags_code: TagsCodeCalculator | None = None, *,
+                 guard: CreateGuard | None = None) -> None:
         self.config = config
-        # warmMapedFileEnable: reserve the disk blocks of each new file up front
-        self.mapped_file_queue = MappedFileQueue(config.commit_log_dir, config.mappedFileSizeCommitLog,
-                                                 preallocate=config.warmMapedFileEnable)
+        # every file's blocks are reserved when it is created; ``guard`` may refuse a new file (disk nearly full)
+        self.mapped_file_queue = MappedFileQueue(config.commit_log_dir, config.mappedFileSizeCommitLog, guard=guard)
         self.file_size = config.mappedFileSizeCommitLog
         self.topic_queue_table: dict[str, int] = {}
         self.tags_code = tags_code or TagsCodeCalculator(config.delay_levels_ms())
@@ -351,6 +351,14 @@ class CommitLog:
         if mf is not None and self._warm:
             mf.warm_ahead(mf.wrote_position + total)
         return mf
+
+    def _no_file(self) -> PutMessageResult:
+        """The answer when no file can take the record: a full disk refuses the put (the store
+        is marked disk-full by the guard); any other failure is RocketMQ's CREATE_MAPEDFILE_FAILED."""
+        if self.mapped_file_queue.create_refused_disk_full:
+            return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None,
+                                    "the broker's disk is full: no room for a new commit log file")
+        return PutMessageResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED, None, "create mapped file failed")
 
     def _topic_bytes(self, topic: str) -> bytes | None:
         """The encoded topic, cached; None when its length is not 1..127 bytes."""
@@ -471,7 +479,7 @@ class CommitLog:
                 or (mf.wrote_position + total > mf.warmed_to and self._warm)):
             mf = self._last_file_for(total)
             if mf is None:
-                return PutMessageResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED, None, "create mapped file failed")
+                return self._no_file()
         tx = sys_flag & _TX_MASK
         qid = msg.queue_id
         per_topic = self._key_cache.get(topic)
@@ -638,7 +646,7 @@ class CommitLog:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "batch larger than a commit-log file")
         mf = self._last_file_for(total_all)
         if mf is None:
-            return PutMessageResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED, None, "create mapped file failed")
+            return self._no_file()
         qid = batch.queue_id
         per_topic = self._key_cache.get(topic)
         key = per_topic.get(qid) if per_topic is not None else None

@@ -17,13 +17,14 @@ import struct
 from collections.abc import Callable, Iterator
 
 from common import speedups
-from common.mapped_file import MappedFile, MappedFileQueue
+from common.mapped_file import CreateGuard, DiskFullError, MappedFile, MappedFileQueue
 
 __all__ = ["ConsumeQueue", "ConsumeQueueStore", "CQ_STORE_UNIT_SIZE", "is_valid_topic_name"]
 
 log = logging.getLogger(__name__)
 
 CQ_STORE_UNIT_SIZE = 20
+CQ_RESERVE_STEP = CQ_STORE_UNIT_SIZE * 3276  # 65,520 bytes of units reserved at a time (whole units)
 _UNIT = struct.Struct(">qiq")
 # the compiled fast path of put_requests (the pure twin is no faster than the loop there)
 _cq_put_units = speedups.cq_put_units if speedups.IS_COMPILED else None
@@ -45,12 +46,15 @@ class ConsumeQueue:
     CommitLog (used for lookups by time).
     """
 
-    def __init__(self, topic: str, queue_id: int, root_dir: str, mapped_file_size: int) -> None:
+    def __init__(self, topic: str, queue_id: int, root_dir: str, mapped_file_size: int, *,
+                 guard: CreateGuard | None = None) -> None:
         self.topic = topic
         self.queue_id = queue_id
         self.store_path = os.path.join(root_dir, topic, str(queue_id))
         self.mapped_file_size = mapped_file_size
-        self.queue = MappedFileQueue(self.store_path, mapped_file_size)
+        # blocks reserved ahead of the units (a whole 5.7 MB file per queue up front would take disk
+        # that many queues never use)
+        self.queue = MappedFileQueue(self.store_path, mapped_file_size, guard=guard, reserve_step=CQ_RESERVE_STEP)
         self.max_physic_offset = -1
         self.min_logic_offset = 0
         self._units_per_file = mapped_file_size // CQ_STORE_UNIT_SIZE
@@ -146,13 +150,17 @@ class ConsumeQueue:
             # the usual case: the unit goes right at the end of a last file with room
             mf = files[-1]
             pos = mf.wrote_position
-            if pos < mf.file_size and mf.file_from_offset + pos == expected and (pos or not mf.first_create_in_queue):
+            if pos < mf.reserved_to and mf.file_from_offset + pos == expected and (pos or not mf.first_create_in_queue):
                 _UNIT.pack_into(mf.mm, pos, offset, size, tags_code)
                 mf.wrote_position = mf.committed_position = pos + CQ_STORE_UNIT_SIZE
                 self.max_physic_offset = offset + size
                 return True
         mf = self.queue.get_last_mapped_file_or_create(expected)
         if mf is None:
+            if self.queue.create_refused_disk_full:
+                # the unit must not be skipped (its message would vanish from the queue): the
+                # dispatch stops here and is retried once space returns
+                raise DiskFullError(self.store_path, self.mapped_file_size, "consume queue file")
             log.error("cannot create consume queue file for %s-%d", self.topic, self.queue_id)
             return False
         if mf.first_create_in_queue and cq_offset != 0 and mf.wrote_position == 0:
@@ -168,6 +176,8 @@ class ConsumeQueue:
                 log.warning("consume queue %s-%d: order maybe wrong, expected %d current %d",
                             self.topic, self.queue_id, expected, current)
         pos = mf.wrote_position
+        if pos >= mf.reserved_to:
+            self._reserve(mf, pos + CQ_STORE_UNIT_SIZE)
         _UNIT.pack_into(mf.mm, pos, offset, size, tags_code)
         mf.wrote_position = mf.committed_position = pos + CQ_STORE_UNIT_SIZE
         self.max_physic_offset = offset + size
@@ -192,7 +202,7 @@ class ConsumeQueue:
                 continue  # re-dispatch of a record already indexed
             if mf is not None:
                 pos = mf.wrote_position
-                if (pos < mf.file_size and mf.file_from_offset + pos == r.consume_queue_offset * CQ_STORE_UNIT_SIZE
+                if (pos < mf.reserved_to and mf.file_from_offset + pos == r.consume_queue_offset * CQ_STORE_UNIT_SIZE
                         and (pos or not mf.first_create_in_queue)):
                     pack(mf.mm, pos, offset, size, r.tags_code)
                     mf.wrote_position = mf.committed_position = pos + CQ_STORE_UNIT_SIZE
@@ -212,7 +222,7 @@ class ConsumeQueue:
             if mf is not None:
                 pos = mf.wrote_position
                 i, new_pos, self.max_physic_offset = _cq_put_units(
-                    mf.mm, pos, mf.file_size, mf.file_from_offset, not mf.first_create_in_queue,
+                    mf.mm, pos, mf.reserved_to, mf.file_from_offset, not mf.first_create_in_queue,
                     self.max_physic_offset, requests, i)
                 if new_pos != pos:
                     mf.wrote_position = mf.committed_position = new_pos
@@ -222,9 +232,20 @@ class ConsumeQueue:
             self.put_message_position_info(r.commit_log_offset, r.msg_size, r.tags_code, r.consume_queue_offset)
             i += 1
 
+    def _reserve(self, mf: MappedFile, end: int) -> None:
+        """Reserve the file's blocks up to ``end``; no room: DiskFullError (nothing written, the
+        dispatch waits) and the store is marked disk-full."""
+        try:
+            mf.reserve(end)
+        except DiskFullError as e:
+            if self.queue.guard is not None:
+                self.queue.guard.create_failed(mf.path, e)
+            raise
+
     def _fill_pre_blank(self, mf: MappedFile, until_where: int) -> None:
         n = (until_where % self.mapped_file_size) // CQ_STORE_UNIT_SIZE
         if n:
+            self._reserve(mf, n * CQ_STORE_UNIT_SIZE)
             mf.mm[0 : n * CQ_STORE_UNIT_SIZE] = _BLANK_UNIT * n
         mf.set_positions(n * CQ_STORE_UNIT_SIZE)
 
@@ -333,9 +354,10 @@ class ConsumeQueue:
 class ConsumeQueueStore:
     """The table ``topic → queueId → ConsumeQueue`` under ``<root>/consumequeue``."""
 
-    def __init__(self, root_dir: str, mapped_file_size: int) -> None:
+    def __init__(self, root_dir: str, mapped_file_size: int, *, guard: CreateGuard | None = None) -> None:
         self.root_dir = root_dir
         self.mapped_file_size = mapped_file_size
+        self.guard = guard
         self.table: dict[str, dict[int, ConsumeQueue]] = {}
 
     def __iter__(self) -> Iterator[ConsumeQueue]:
@@ -355,7 +377,7 @@ class ConsumeQueueStore:
             for qname in sorted(os.listdir(tdir)):
                 if not qname.isdigit():
                     continue
-                cq = ConsumeQueue(topic, int(qname), self.root_dir, self.mapped_file_size)
+                cq = ConsumeQueue(topic, int(qname), self.root_dir, self.mapped_file_size, guard=self.guard)
                 if not cq.load():
                     return False
                 self.table.setdefault(topic, {})[int(qname)] = cq
@@ -374,7 +396,7 @@ class ConsumeQueueStore:
                 return cq
         if queue_id < 0 or not is_valid_topic_name(topic):
             return None
-        cq = ConsumeQueue(topic, queue_id, self.root_dir, self.mapped_file_size)
+        cq = ConsumeQueue(topic, queue_id, self.root_dir, self.mapped_file_size, guard=self.guard)
         self.table.setdefault(topic, {})[queue_id] = cq
         return cq
 

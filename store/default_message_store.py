@@ -19,6 +19,7 @@ import struct
 import time
 from collections.abc import Awaitable, Callable
 
+from common.mapped_file import DiskFullError
 from common.message import (
     MessageConst,
     MessageExt,
@@ -37,6 +38,7 @@ from store.clean_consume_queue_service import CleanConsumeQueueService
 from store.commit_log import SCHEDULE_TOPIC, CommitLog, TagsCodeCalculator
 from store.config import BrokerRole, FlushDiskType, MessageStoreConfig
 from store.consume_queue import CQ_STORE_UNIT_SIZE, ConsumeQueueStore, is_valid_topic_name
+from store.disk_space_guard import DiskSpaceGuard
 from store.dispatch import (
     CommitLogDispatcherBuildConsumeQueue,
     CommitLogDispatcherBuildIndex,
@@ -56,6 +58,7 @@ from store.message_store import (
     QueryMessageResult,
 )
 from store.reput_message_service import ArrivingListener, ReputMessageService
+from store.running_flags import RunningFlags
 from store.store_checkpoint import StoreCheckpoint
 
 try:  # written by the index engineer; the store works without it
@@ -103,8 +106,17 @@ class DefaultMessageStore:
         # a DLedger-backed log can be plugged in here; it must offer CommitLog's interface methods
         if commit_log_factory is None and config.enableDLegerCommitLog:
             from store.dledger_commit_log import DLedgerCommitLog as commit_log_factory  # noqa: N813
-        self.commit_log = (commit_log_factory or CommitLog)(config, self.tags_code)
-        self.consume_queues = ConsumeQueueStore(config.consume_queue_dir, config.mapped_file_size_consume_queue)
+        # a full disk: every file reserves its blocks, the guard refuses what cannot fit (DISK_FULL)
+        self.running_flags = RunningFlags()
+        self.writeable = True
+        self.disk_guard = DiskSpaceGuard(
+            self.running_flags, self._writeable_changed, disk_usage=disk_usage,
+            commit_log_paths=[config.storePathDLedgerCommitLog or config.storePathRootDir]
+            if config.enableDLegerCommitLog else [config.commit_log_dir],
+            consume_queue_path=config.consume_queue_dir)
+        self.commit_log = (commit_log_factory or CommitLog)(config, self.tags_code, guard=self.disk_guard)
+        self.consume_queues = ConsumeQueueStore(config.consume_queue_dir, config.mapped_file_size_consume_queue,
+                                                guard=self.disk_guard.queue_gate)
         self.checkpoint: StoreCheckpoint | None = None
         self.index_service = None
         self.arriving_listener = arriving_listener
@@ -131,14 +143,13 @@ class DefaultMessageStore:
         self._clock = clock
         self._clean_first_delay_ms = clean_first_delay_ms
         self.clean_commit_log_service = CleanCommitLogService(
-            config, self.commit_log, disk_usage=disk_usage, on_disk_full=lambda full: self.set_writeable(not full))
+            config, self.commit_log, disk_usage=disk_usage, on_disk_full=self.disk_guard.set_ratio_full)
         self.clean_consume_queue_service = CleanConsumeQueueService(
             config, self.commit_log.get_min_offset, lambda: list(self.consume_queues), None)
         # index files that fill up are flushed (msync of up to 420 MB) off the dispatch path
         self._index_executor: concurrent.futures.ThreadPoolExecutor | None = None
         # SYNC_MASTER replication hook (HA): await replica_waiter(end_offset) -> PutMessageStatus
         self.replica_waiter: Callable[[int], Awaitable[PutMessageStatus]] | None = None
-        self.writeable = True
         self._valid_topics: set[str] = set()
         self.shutdown_flag = True
         self.last_exit_ok = True
@@ -167,7 +178,8 @@ class DefaultMessageStore:
             os.close(fd)
             log.error("store %s is locked by another process", self.config.storePathRootDir)
             return False
-        os.pwrite(fd, b"lock", 0)
+        with contextlib.suppress(OSError):  # the content is cosmetic (a full disk refuses it); the lock holds
+            os.pwrite(fd, b"lock", 0)
         self._lock_fd = fd
         return True
 
@@ -197,11 +209,16 @@ class DefaultMessageStore:
         if not ok:
             log.error("store load failed: a mapped file has the wrong size or cannot be mapped")
             return False
-        self.checkpoint = StoreCheckpoint(self.config.checkpoint_path)
+        try:
+            self.checkpoint = StoreCheckpoint(self.config.checkpoint_path)
+        except OSError as e:  # e.g. DiskFullError: no room for its 4 KiB
+            log.error("store load failed: cannot open the checkpoint: %s", e)
+            return False
         if IndexService is not None:
             self._index_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="index-flush")
             self.index_service = IndexService(self.config, self.config.index_dir, self.checkpoint,
-                                              run_in_background=self._index_executor.submit)
+                                              run_in_background=self._index_executor.submit,
+                                              guard=self.disk_guard.queue_gate)
             self.clean_consume_queue_service.index_service = self.index_service
             if not self.index_service.load(self.last_exit_ok):
                 log.error("index load failed")
@@ -279,6 +296,8 @@ class DefaultMessageStore:
         assert self.checkpoint is not None
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self.reput.run(), name="reput"))
+        self.disk_guard.probe()  # a full disk refuses the first put, not the one after the first probe
+        self._tasks.append(loop.create_task(self.disk_guard.run(), name="disk-space-guard"))
         if self.config.enableDLegerCommitLog:
             self.commit_log.start()  # DLedger persists and replicates its own log: no CommitLog flush services
         elif self.config.flushDiskType is FlushDiskType.SYNC_FLUSH:
@@ -369,7 +388,11 @@ class DefaultMessageStore:
         """Dispatch every record not yet dispatched (synchronously); return how many."""
         total = 0
         while True:
-            n = self.reput.do_reput()
+            try:
+                n = self.reput.do_reput()
+            except DiskFullError as e:  # the reput task retries once space returns
+                log.error("dispatch stopped at %d: %s", self.reput.reput_from_offset, e)
+                return total
             total += n
             if n == 0:
                 return total
@@ -880,8 +903,15 @@ class DefaultMessageStore:
         return n
 
     def set_writeable(self, writeable: bool) -> None:
-        """Disk-full guard: when False new puts get SERVICE_NOT_AVAILABLE."""
-        self.writeable = writeable
+        """The NOT_WRITEABLE switch: while off new puts get SERVICE_NOT_AVAILABLE (so does DISK_FULL)."""
+        if writeable:
+            self.running_flags.get_and_make_writeable()
+        else:
+            self.running_flags.get_and_make_not_writeable()
+        self.disk_guard.refresh()
+
+    def _writeable_changed(self, writeable: bool) -> None:
+        self.writeable = writeable  # the put path reads this one attribute
 
     # -- info ----------------------------------------------------------------------------------------
 

@@ -42,6 +42,7 @@ import logging
 import struct
 from collections import OrderedDict
 
+from common.mapped_file import CreateGuard, DiskFullError
 from common.message import BLANK_MAGIC_CODE, MessageExtBatch, MessageExtBrokerInner
 from dledger.config import DLedgerConfig
 from dledger.entry import BODY_OFFSET
@@ -132,8 +133,9 @@ class DLedgerCommitLog(CommitLog):
 
     REPUT_SERVICE: type[ReputMessageService]  # set below the reput class
 
-    def __init__(self, config: MessageStoreConfig, tags_code: TagsCodeCalculator | None = None) -> None:
-        super().__init__(config, tags_code)
+    def __init__(self, config: MessageStoreConfig, tags_code: TagsCodeCalculator | None = None, *,
+                 guard: CreateGuard | None = None) -> None:
+        super().__init__(config, tags_code, guard=guard)
         self.storage: DLedgerMmapFileStore | None = None
         self.server: DLedgerServer | None = None
         self.dledger_config: DLedgerConfig | None = None
@@ -164,6 +166,7 @@ class DLedgerCommitLog(CommitLog):
                 data_file_size=cfg.mappedFileSizeForEntryData,
                 index_file_size=cfg.mappedFileSizeForEntryIndex,
                 data_path=cfg.dataStorePath or None,
+                guard=self.mapped_file_queue.guard,  # the store's: a data file must leave the 10 % headroom
             )
         except DLedgerError as e:
             log.error("cannot load the DLedger store: %s", e)
@@ -405,7 +408,9 @@ class DLedgerCommitLog(CommitLog):
         result, _records, key, prev = state
         self._refuse(e.code, key, prev, len(positions), result.append_result.logics_offset)
         if not positions:
-            return PutMessageResult(PutMessageStatus.OS_PAGECACHE_BUSY, remark=f"DLedger append: {e}")
+            # a full disk is SERVICE_NOT_AVAILABLE (RocketMQ's disk-full answer), not "busy"
+            status = PutMessageStatus.SERVICE_NOT_AVAILABLE if e.code == C.DISK_FULL else PutMessageStatus.OS_PAGECACHE_BUSY
+            return PutMessageResult(status, remark=f"DLedger append: {e}")
         # part of a batch went in before the leader refused the rest: report what is stored
         result.append_result.msg_num = len(positions)
         self._finish(result, positions, msg.store_host, msg)
@@ -731,8 +736,14 @@ class DLedgerReputMessageService(ReputMessageService):
                 finally:
                     mv.release()
                     if run:
-                        for many in dispatch_many:
-                            many(run)
+                        try:
+                            for many in dispatch_many:
+                                many(run)
+                        except DiskFullError:
+                            # no room for a queue file: this view again once space returns (units
+                            # already written are not written twice), nothing skipped
+                            self.reput_from_offset = offset
+                            raise
                         if listener is not None:
                             for req in run:
                                 listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,

@@ -10,7 +10,7 @@ Byte layout (RocketMQ 4.9, all big-endian; spec message-and-store-format.md §9)
                                      int32 timeDiff (s), int32 prevEntry
 
 Entry 0 is never used (``indexCount`` starts at 1) so that 0 can mean "no entry".
-The file is a plain ``mmap`` of one preallocated (sparse) file; it does not need
+The file is a plain ``mmap`` of one file whose blocks are reserved at creation; it does not need
 a MappedFileQueue because an IndexFile never grows.
 """
 
@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 
 from common.errors import StoreError
-from common.mapped_file import sync_file
+from common.mapped_file import DiskFullError, create_reserved_file, reserve_blocks, sync_file
 from common.speedups import index_build_many, index_put, index_put_keys, java_hash
 
 __all__ = [
@@ -43,6 +43,8 @@ __all__ = [
 ]
 
 INDEX_HEADER_SIZE = 40
+ENTRIES_RESERVE_CHUNK = 4 * 1024 * 1024  # entry bytes reserved at a time (~210k entries)
+ENTRIES_RESERVE_MIN = 64 * 1024  # ... or this little when the disk has no room for a chunk
 HASH_SLOT_SIZE = 4
 INDEX_ENTRY_SIZE = 20
 INVALID_INDEX = 0
@@ -247,12 +249,18 @@ class IndexFile:
                 )
         elif read_only:
             raise IndexFileError(f"index file {path} does not exist")
-        flags = os.O_RDONLY if read_only else os.O_RDWR | os.O_CREAT
-        fd = os.open(path, flags, 0o644)
+        # Blocks are reserved before anything is written through the mapping (a store into a page
+        # the disk cannot back is a SIGBUS): header and slots at creation, entries a chunk at a time
+        # as they fill (a new file takes its first chunk), so the file does not take 420 MB of disk
+        # (the default geometry) before its first entry. No room: DiskFullError, no file left.
+        if exists:
+            fd = os.open(path, os.O_RDONLY if read_only else os.O_RDWR)
+            self._reserved = 0  # unknown (an older writer's sparse file): reserved again from 0 on the first put
+        else:
+            self._reserved = min(self.file_size, self._entries_base + ENTRIES_RESERVE_CHUNK)
+            fd = create_reserved_file(path, self.file_size, reserve=self._reserved)
+        self._writable_num = self._writable_for(self._reserved)
         try:
-            if not exists:
-                # Sparse preallocation: the default geometry is 420 MB of zeros.
-                os.ftruncate(fd, self.file_size)
             access = mmap.ACCESS_READ if read_only else mmap.ACCESS_WRITE
             self._mm = mmap.mmap(fd, self.file_size, access=access)
         finally:
@@ -309,6 +317,31 @@ class IndexFile:
 
     # -- write ------------------------------------------------------------
 
+    def _writable_for(self, reserved: int) -> int:
+        """Entries (counted from 0) whose bytes lie within the first ``reserved`` bytes."""
+        return max(0, min(self.index_num, (reserved - self._entries_base) // INDEX_ENTRY_SIZE))
+
+    def _reserve_more(self) -> None:
+        """Reserve the blocks of the next chunk of entries (from byte 0 for a file opened from disk,
+        up to past its last entry); DiskFullError when the disk has no room for them."""
+        if self._writable_num >= self.index_num:
+            return
+        start = self._reserved
+        past = self._entries_base + max(self._writable_num, self.header.index_count) * INDEX_ENTRY_SIZE
+        end = min(self.file_size, past + ENTRIES_RESERVE_CHUNK)
+        fd = os.open(self.path, os.O_RDWR)
+        try:
+            try:
+                reserve_blocks(fd, start, end - start, self.path)
+            except DiskFullError:
+                # nearly full: a small step still indexes what was already accepted
+                end = min(self.file_size, past + ENTRIES_RESERVE_MIN)
+                reserve_blocks(fd, start, end - start, self.path)
+        finally:
+            os.close(fd)
+        self._reserved = end
+        self._writable_num = self._writable_for(end)
+
     def put_key(self, key: str, phy_offset: int, store_timestamp: int) -> bool:
         """Append an entry for ``key``; False when the file is full (header written through)."""
         if not self.put_hash(index_key_hash(key), phy_offset, store_timestamp):
@@ -323,8 +356,10 @@ class IndexFile:
         """
         h = self.header
         count = h.index_count
-        if count >= self.index_num:
-            return False
+        if count >= self._writable_num:
+            self._reserve_more()
+            if count >= self._writable_num:
+                return False
         if index_put(self._mm, self.hash_slot_num, count, key_hash, phy_offset, self._time_diff(store_timestamp)):
             h.hash_slot_count += 1
         if count <= 1:
@@ -341,7 +376,9 @@ class IndexFile:
         less than ``len(keys)``). The header is updated in memory only."""
         h = self.header
         count = h.index_count
-        done, new_slots = index_put_keys(self._mm, self.hash_slot_num, count, self.index_num, keys, phy_offset,
+        if count + len(keys) > self._writable_num:
+            self._reserve_more()
+        done, new_slots = index_put_keys(self._mm, self.hash_slot_num, count, self._writable_num, keys, phy_offset,
                                          self._time_diff(store_timestamp))
         if done:
             if count <= 1:
@@ -361,11 +398,19 @@ class IndexFile:
         h = self.header
         old = (h.begin_timestamp, h.end_timestamp, h.begin_phy_offset, h.end_phy_offset, h.hash_slot_count,
                h.index_count)
-        nxt, new = index_build_many(self._mm, self.hash_slot_num, self.index_num, requests, start, old)
-        if new != old:
-            (h.begin_timestamp, h.end_timestamp, h.begin_phy_offset, h.end_phy_offset, h.hash_slot_count,
-             h.index_count) = new
-        return nxt
+        if h.index_count >= self._writable_num:
+            self._reserve_more()
+        nxt, new = index_build_many(self._mm, self.hash_slot_num, self._writable_num, requests, start, old)
+        while True:
+            if new != old:
+                (h.begin_timestamp, h.end_timestamp, h.begin_phy_offset, h.end_phy_offset, h.hash_slot_count,
+                 h.index_count) = old = new
+            if nxt >= len(requests) or self._writable_num >= self.index_num:
+                return nxt
+            # stopped at the end of the reserved entries, not of the file: reserve more (the header
+            # is up to date if that fails), go on
+            self._reserve_more()
+            nxt, new = index_build_many(self._mm, self.hash_slot_num, self._writable_num, requests, nxt, old)
 
     def _time_diff(self, store_timestamp: int) -> int:
         """Seconds from the header's beginTimestamp (0 before the first entry), clamped to int32."""
@@ -381,7 +426,9 @@ class IndexFile:
         when that is less than ``len(key_hashes)``). The header is updated in memory only."""
         h = self.header
         count = h.index_count
-        index_num = self.index_num
+        if count + len(key_hashes) > self._writable_num:
+            self._reserve_more()
+        index_num = self._writable_num
         mm = self._mm
         slots = self.hash_slot_num
         entries_base = self._entries_base

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from common.mapped_file import CreateGuard, DiskFullError
 from common.speedups import IS_COMPILED as _COMPILED
 from common.util import now_ms
 from store.index_file import IndexFile, IndexFileError, PrefixedKeyHasher, index_file_name
@@ -79,8 +80,11 @@ class IndexService:
         *,
         clock: Callable[[], int] = now_ms,
         run_in_background: Callable[[Callable[[], None]], object] | None = None,
+        guard: CreateGuard | None = None,
     ) -> None:
         self.config = config
+        self._guard = guard  # told when a new file finds no room (the store is then marked disk-full)
+        self._no_room = False
         self.store_path = store_path
         self.checkpoint = checkpoint
         self.hash_slot_num = int(config.maxHashSlotNum)
@@ -175,7 +179,8 @@ class IndexService:
         if f is None or f.header.index_count >= f.index_num:
             f = self._retry_get_and_create_index_file()
             if f is None:
-                log.error("build index failed: no index file; offset %d", req.commit_log_offset)
+                if not self._no_room:
+                    log.error("build index failed: no index file; offset %d", req.commit_log_offset)
                 return
         offset = req.commit_log_offset
         if offset < f.header.end_phy_offset:
@@ -214,17 +219,23 @@ class IndexService:
             put = IndexFile.put_hashes
         ts = req.store_timestamp
         self._dirty = f
-        done = put(f, items, offset, ts)
-        while done < len(items):
-            items = items[done:]
-            f = self._roll(f, offset)
-            if f is None:
-                return
-            self._dirty = f
+        try:
             done = put(f, items, offset, ts)
-            if done == 0:
-                log.error("put key at offset %d failed: a new index file is already full", offset)
-                return
+            while done < len(items):
+                items = items[done:]
+                f = self._roll(f, offset)
+                if f is None:
+                    return
+                self._dirty = f
+                done = put(f, items, offset, ts)
+                if done == 0:
+                    log.error("put key at offset %d failed: a new index file is already full", offset)
+                    return
+        except DiskFullError as e:  # no room for the file's next entries
+            self._entries_without_room(e)
+            return
+        if self._no_room:
+            self._room_again(f)
 
     def build_index_many(self, requests: list) -> None:
         """:meth:`build_index` each request, in order; with the compiled speedups a run of records
@@ -242,15 +253,34 @@ class IndexService:
             f = files[-1] if files else None
             if f is not None and f.header.index_count < f.index_num:
                 count = f.header.index_count
-                j = f.put_requests(requests, i)
+                try:
+                    j = f.put_requests(requests, i)
+                except DiskFullError as e:  # the rest of the run is left out of the index
+                    self._dirty = f
+                    self._entries_without_room(e)
+                    return
                 if f.header.index_count != count:
                     self._dirty = f
+                if self._no_room:
+                    self._room_again(f)
                 i = j
                 if i >= n:
                     return
             # no file, or the file is full at this record or cannot take all its keys: roll here
             self.build_index(requests[i])
             i += 1
+
+    def _entries_without_room(self, e: DiskFullError) -> None:
+        """Records are left out of the index (their queues still get them) until space returns."""
+        if not self._no_room:
+            log.error("no room for index entries, records are not indexed until space returns: %s", e)
+        self._no_room = True
+        if self._guard is not None:
+            self._guard.create_failed(e.filename or self.store_path, e)
+
+    def _room_again(self, f: IndexFile) -> None:
+        log.info("index file %s has room again: indexing again", f.file_name)
+        self._no_room = False
 
     def sync_header(self) -> None:
         """Write the header of the file written since the last call to its mapping (cheap, no msync)."""
@@ -263,7 +293,8 @@ class IndexService:
         log.info("index file %s is full, creating another one", f.file_name)
         nf = self._retry_get_and_create_index_file()
         if nf is None or nf is f:
-            log.error("put key at offset %d failed: cannot create an index file", offset)
+            if not self._no_room:
+                log.error("put key at offset %d failed: cannot create an index file", offset)
             return None
         return nf
 
@@ -272,6 +303,8 @@ class IndexService:
             f = self.get_and_create_last_index_file()
             if f is not None:
                 return f
+            if self._no_room:
+                break  # trying again at once cannot find room
         return None
 
     def get_and_create_last_index_file(self) -> IndexFile | None:
@@ -289,9 +322,19 @@ class IndexService:
                 os.makedirs(self.store_path, exist_ok=True)
                 path = self._new_file_path()
                 f = IndexFile(path, self.hash_slot_num, self.index_num, end_phy, end_ts)
+            except DiskFullError as e:
+                # records are left out of the index (their queues still get them) until space returns
+                if not self._no_room:
+                    log.error("no room for a new index file, records are not indexed until space returns: %s", e)
+                self._no_room = True
+                if self._guard is not None:
+                    self._guard.create_failed(e.filename or self.store_path, e)
+                return None
             except OSError as e:
                 log.error("create index file failed: %s", e)
                 return None
+            if self._no_room:
+                self._room_again(f)
             self.index_files.append(f)
         if prev is not None:
             if self._run_in_background is not None:

@@ -14,6 +14,7 @@ import logging
 import operator
 from collections.abc import Callable, Mapping
 
+from common.mapped_file import DiskFullError
 from store.dispatch import CommitLogDispatcher, DispatchRequest
 
 __all__ = ["ReputMessageService", "ArrivingListener"]
@@ -26,6 +27,7 @@ ArrivingListener = Callable[[str, int, int, int, int, Mapping], None]
 
 
 _SIZE = operator.attrgetter("msg_size")
+DISK_FULL_RETRY_S = 0.2
 
 
 def _dispatch_each(dispatcher: CommitLogDispatcher, requests: list[DispatchRequest]) -> None:
@@ -192,11 +194,23 @@ class ReputMessageService:
         """Task body: dispatch, then wait for a wakeup."""
         self._event = asyncio.Event()
         self._stopped = False
+        paused = False
         while not self._stopped:
             try:
                 self.do_reput()
+            except DiskFullError as e:
+                # a queue or index file found no room: nothing is skipped, the same records are
+                # dispatched again once space returns (units already written are not written twice)
+                if not paused:
+                    log.error("dispatch paused at %d: %s; retrying until space returns", self.reput_from_offset, e)
+                paused = True
+                await asyncio.sleep(DISK_FULL_RETRY_S)
+                continue
             except Exception:  # keep dispatching; a bug must not stop the store silently
                 log.exception("reput failed at %d", self.reput_from_offset)
+            if paused:
+                log.info("dispatch resumed at %d", self.reput_from_offset)
+                paused = False
             self._event.clear()
             if self.is_commit_log_available():
                 await asyncio.sleep(0)

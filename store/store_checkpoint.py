@@ -11,7 +11,7 @@ import os
 import struct
 import threading
 
-from common.mapped_file import sync_file
+from common.mapped_file import create_reserved_file, sync_file
 
 __all__ = ["StoreCheckpoint", "CHECKPOINT_FILE_SIZE"]
 
@@ -27,10 +27,14 @@ class StoreCheckpoint:
         d = os.path.dirname(path)
         if d:
             os.makedirs(d, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        if os.path.exists(path):
+            fd = os.open(path, os.O_RDWR)
+        else:  # blocks reserved: a write into an unbacked page of the mapping would be a SIGBUS
+            fd = create_reserved_file(path, CHECKPOINT_FILE_SIZE)
         try:
             if os.fstat(fd).st_size < CHECKPOINT_FILE_SIZE:
                 os.ftruncate(fd, CHECKPOINT_FILE_SIZE)
+                os.posix_fallocate(fd, 0, CHECKPOINT_FILE_SIZE)
             self._mm = mmap.mmap(fd, CHECKPOINT_FILE_SIZE)
         finally:
             os.close(fd)

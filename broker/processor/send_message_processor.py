@@ -36,6 +36,7 @@ from common.message import (
     string_to_properties,
 )
 from common.perm import PERM_READ, PERM_WRITE, is_writeable, perm2string
+from common.rate_limited_log import RateLimitedLog
 from common.util import now_ms, tags_code
 from remoting.codes import (
     CURRENT_VERSION,
@@ -219,6 +220,8 @@ _STORED_CODES = {
 }
 
 
+# a full disk refuses every send: one line per topic and status every 10 s, not one per send
+_REFUSALS = RateLimitedLog(log, logging.INFO)
 _SUCCESS = int(ResponseCode.SUCCESS)
 _PUT_OK = PutMessageStatus.PUT_OK
 _SEND_V2 = int(RequestCode.SEND_MESSAGE_V2)
@@ -734,8 +737,8 @@ class SendMessageProcessor:
                     answer = self._status_answers[status] = put_status_to_response(status.name, self.max_message_size)
             code, remark, stored = answer
             if not stored:
-                if result.remark:  # Java's remark has no place for the store's reason: log it
-                    log.info("put to %s refused: %s (%s)", topic, status.name, result.remark)
+                if result.remark:  # Java's remark has no place for the store's reason: log it (throttled)
+                    _REFUSALS.log((topic, status), "put to %s refused: %s (%s)", topic, status.name, result.remark)
                 return self._error(req, code, remark)
         ar = result.append_result
         self.stats.inc_put(topic, ar.msg_num, size)
