@@ -1,7 +1,7 @@
 """The package layers: each imports only the ones before it.
 
 common -> remoting -> dledger -> store -> broker / namesrv; the client uses
-only common and remoting; tools may use anything.
+only common and remoting; the dashboard sits on the client; tools may use anything.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ ALLOWED = {
     "broker": {"common", "remoting", "dledger", "store", "broker"},
     "namesrv": {"common", "remoting", "namesrv"},
     "client": {"common", "remoting", "client"},
+    "dashboard": {"common", "remoting", "client", "dashboard"},
 }
 PROJECT = set(ALLOWED) | {"tools", "tests", "bench"}
 

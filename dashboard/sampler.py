@@ -1,0 +1,77 @@
+"""A small in-process sampler: broker in/out TPS and group lag over the last minutes, for the sparklines."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import time
+
+from client.admin_ext import MQAdminExt
+from client.admin_ops import FAILURES, cluster_overview, list_groups
+
+__all__ = ["Sampler"]
+
+log = logging.getLogger(__name__)
+
+
+class Sampler:
+    def __init__(self, admin: MQAdminExt, interval: float, points: int):
+        self.admin = admin
+        self.interval = interval
+        self.points = points
+        self.times: collections.deque[int] = collections.deque(maxlen=points)
+        self.brokers: dict[str, dict[str, collections.deque[float]]] = {}
+        self.groups: dict[str, collections.deque[int]] = {}
+        self._task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="dashboard-sampler")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
+    def _series(self, table: dict, key: str, fields: tuple[str, ...]) -> dict:
+        s = table.get(key)
+        if s is None:
+            s = table[key] = {f: collections.deque([0] * len(self.times), maxlen=self.points) for f in fields}
+        return s
+
+    async def sample_once(self) -> None:
+        overview = await cluster_overview(self.admin)
+        groups = await list_groups(self.admin, limit=500, with_clients=False)
+        self.times.append(int(time.time() * 1000))
+        seen = set()
+        for b in overview["brokers"]:
+            key = f"{b['brokerName']}/{b['brokerId']}"
+            seen.add(key)
+            s = self._series(self.brokers, key, ("inTps", "outTps"))
+            s["inTps"].append(b.get("inTps", 0.0))
+            s["outTps"].append(b.get("outTps", 0.0))
+        for key, s in self.brokers.items():
+            if key not in seen:
+                for d in s.values():
+                    d.append(0)
+        for g in groups["groups"]:
+            d = self.groups.get(g["group"])
+            if d is None:
+                d = self.groups[g["group"]] = collections.deque([0] * (len(self.times) - 1), maxlen=self.points)
+            d.append(g["diff"])
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.sample_once()
+            except FAILURES as e:
+                log.info("sample failed: %s", e)
+            await asyncio.sleep(self.interval)
+
+    def snapshot(self) -> dict:
+        return {"interval": self.interval, "times": list(self.times),
+                "brokers": {k: {f: list(d) for f, d in s.items()} for k, s in sorted(self.brokers.items())},
+                "groups": {k: list(d) for k, d in sorted(self.groups.items())}}
