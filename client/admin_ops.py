@@ -32,11 +32,11 @@ __all__ = [
     "AdminInputError", "topic_kind", "check_topic_name", "check_group_name", "cluster_overview", "list_topics",
     "topic_status", "topic_detail", "create_topic", "delete_topic", "list_groups", "group_progress",
     "group_connection", "reset_offset", "search_messages", "message_detail", "message_to_dict",
-    "resend_messages", "MAX_PAGE",
+    "resend_messages", "parse_timestamp", "MAX_PAGE",
 ]
 
 MAX_PAGE = 200  # the largest page of messages one search call returns
-FAILURES = (MQBrokerError, MQClientError, RemotingError, OSError, asyncio.TimeoutError)
+FAILURES = (MQBrokerError, MQClientError, RemotingError, OSError, TimeoutError)
 
 
 class AdminInputError(ValueError):
@@ -162,6 +162,9 @@ async def list_topics(admin: MQAdminExt, kind: str | None = None, query: str | N
             row["brokers"].append(name)
             if cluster not in row["clusters"]:
                 row["clusters"].append(cluster)
+    names = set(masters) | {c for c, _a in masters.values()}
+    for t in names & topics.keys():  # the topics named after each cluster and broker (route probes)
+        topics[t]["kind"] = "system"
     rows = [r for t, r in sorted(topics.items())
             if (not kind or kind == "all" or r["kind"] == kind) and (not query or query.lower() in t.lower())]
     out: dict[str, Any] = {"topics": rows, "total": len(rows)}
@@ -422,7 +425,9 @@ async def _by_time(admin: MQAdminExt, topic: str, begin: int, end: int, cursor: 
     while qi < len(queues) and len(out) < limit:
         mq = queues[qi]
         addr = addr_of[mq.brokerName]
-        hi = await admin.api.search_offset(addr, mq, end + 1)  # first offset stored after ``end``
+        # The broker's time search answers the nearest stored offset, not a bound: scan from it to the
+        # queue's end and stop at the first message stored after ``end`` (store times rise within a queue).
+        hi = await admin.api.get_max_offset(addr, mq)
         lo = start if start >= 0 else await admin.api.search_offset(addr, mq, begin)
         off = lo
         while off < hi and len(out) < limit:
@@ -434,9 +439,10 @@ async def _by_time(admin: MQAdminExt, topic: str, begin: int, end: int, cursor: 
             if not msgs:
                 break
             for m in msgs:
-                if m.queue_offset >= hi:
+                if m.queue_offset >= hi or m.store_timestamp > end:
+                    hi = off
                     break
-                if begin <= m.store_timestamp <= end:
+                if m.store_timestamp >= begin:
                     out.append(m)
                 off = m.queue_offset + 1
                 if len(out) >= limit:
@@ -505,3 +511,29 @@ async def _resend_to_retry(producer: Any, group: str, m: MessageExt) -> dict:
     res = await producer.send(msg)
     return {"ok": res.send_status.value == "SEND_OK", "result": res.send_status.value, "newMsgId": res.msg_id,
             "brokerName": res.message_queue.brokerName, "queueId": res.message_queue.queueId}
+
+
+def parse_timestamp(v: str | int | None, name: str = "timestamp") -> int:
+    """Milliseconds since the epoch from: an integer, ``now`` (-1), ``yyyy-MM-dd#HH:mm:ss:SSS`` (the Java
+    tool's), or ISO ``yyyy-MM-ddTHH:mm[:ss[.fff]]`` (a browser's datetime-local); local time."""
+    import datetime
+
+    if v is None or v == "":
+        raise AdminInputError(f"{name} is required")
+    if isinstance(v, int):
+        return v
+    v = v.strip()
+    if v == "now":
+        return -1
+    if v.lstrip("-").isdigit():
+        return int(v)
+    for fmt in ("%Y-%m-%d#%H:%M:%S:%f",):
+        try:
+            return int(datetime.datetime.strptime(v, fmt).timestamp() * 1000)
+        except ValueError:
+            pass
+    try:
+        return int(datetime.datetime.fromisoformat(v).timestamp() * 1000)
+    except ValueError:
+        raise AdminInputError(f"bad {name} {v!r}: want now, milliseconds, yyyy-MM-dd#HH:mm:ss:SSS or "
+                              "yyyy-MM-ddTHH:mm:ss") from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import json
 import logging
 import os
@@ -18,6 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from client.admin import MQAdmin
+from client.admin_ext import MQAdminExt
 from client.exceptions import MQBrokerError, MQClientError
 from client.message import Message, MessageQueue
 from client.producer import Producer
@@ -31,6 +33,8 @@ from remoting.body.topic_config import TopicConfig
 
 Command = Callable[[MQAdmin, argparse.Namespace], Awaitable[None]]
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Command]] = {}
+# --json: command name -> coroutine returning the command's data (client.admin_ops' plain data)
+JSON_DATA: dict[str, Callable[[MQAdmin, argparse.Namespace], Awaitable[object]]] = {}
 
 
 class UsageError(Exception):
@@ -40,6 +44,22 @@ class UsageError(Exception):
 def command(name: str, help_text: str, setup: Callable[[argparse.ArgumentParser], None]):
     def deco(fn: Command) -> Command:
         COMMANDS[name] = (help_text, setup, fn)
+        return fn
+
+    return deco
+
+
+def data_command(name: str, help_text: str, setup: Callable[[argparse.ArgumentParser], None],
+                 printer: Callable[[argparse.Namespace, object], None]):
+    """Register a command whose coroutine returns data: ``printer`` prints it as text, ``--json`` as JSON."""
+
+    def deco(fn: Callable[[MQAdmin, argparse.Namespace], Awaitable[object]]):
+        JSON_DATA[name] = fn
+
+        async def text(admin, args) -> None:
+            printer(args, await fn(admin, args))
+
+        COMMANDS[name] = (help_text, setup, text)
         return fn
 
     return deco
@@ -681,19 +701,36 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+# Modules whose commands register themselves on import (with @command / @data_command of this module);
+# imported when the parser is built, once this module is complete.
+PLUGINS = (
+    "tools.mqadmin_ops",
+    "tools.mqadmin_more",
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    for mod in PLUGINS:
+        importlib.import_module(mod)
     parser = _Parser(prog="mqadmin", description="RocketMQ admin tool (Python)")
     sub = parser.add_subparsers(dest="cmd", metavar="<command>", parser_class=_Parser)
     for name, (help_text, setup, _fn) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.add_argument("-n", dest="namesrvAddr", help="Name server address list, eg: '192.168.0.1:9876;192.168.0.2:9876'")
+        p.add_argument("--json", dest="json", action="store_true", help="print the result as JSON")
         setup(p)
     return parser
 
 
 async def _run(args) -> None:
-    admin = MQAdmin(args.namesrvAddr or os.environ.get("NAMESRV_ADDR"))
+    admin = MQAdminExt(args.namesrvAddr or os.environ.get("NAMESRV_ADDR"))
     try:
+        if args.json:
+            if args.cmd not in JSON_DATA:
+                raise UsageError("--json is not supported by this command")
+            data = await JSON_DATA[args.cmd](admin, args)
+            print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+            return
         await COMMANDS[args.cmd][2](admin, args)
     finally:
         await admin.close()
@@ -717,7 +754,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         sys.stderr.write(f"{args.cmd} command failed: {e}\n")
         return 2
-    except (MQClientError, MQBrokerError, RemotingError, ValueError, OSError) as e:
+    except (MQClientError, MQBrokerError, RemotingError, ValueError, LookupError, OSError, TimeoutError) as e:
         sys.stderr.write(f"{args.cmd} command failed: {' '.join(str(e).split())}\n")
         return 1
     finally:
@@ -725,5 +762,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the imported module's main: under ``python -m`` this file is __main__, a second copy whose
+    # registry the command modules above did not fill.
+    from tools.mqadmin import main as _main
+
+    sys.exit(_main())
