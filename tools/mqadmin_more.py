@@ -61,7 +61,7 @@ def _setup_update_namesrv_config(p):
 
 
 def _print_update_namesrv(args, data) -> None:
-    print(f"update name server config success!{data['namesrvs']}")
+    print(f"update name server config success![{', '.join(data['namesrvs'])}]")
     print(f"{data['key']} : {data['value']}")
 
 
