@@ -20,7 +20,7 @@ from typing import Any
 from client.admin_ext import MQAdminExt
 from client.exceptions import MQBrokerError, MQClientError
 from client.message import Message
-from common.message import MessageConst, MessageExt
+from common.message import MessageConst, MessageExt, decode_offset_msg_id
 from common.mixall import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX, get_dlq_topic, get_retry_topic
 from common.perm import PermName
 from common.topic_validator import check_topic, is_system_topic, validate_group
@@ -401,19 +401,31 @@ async def search_messages(admin: MQAdminExt, topic: str, *, key: str | None = No
     return await _by_time(admin, topic, begin, end, cursor, limit)
 
 
+def _is_offset_id(msg_id: str) -> bool:
+    """An offset id names a reachable store address (4.9's unique keys have the same length)."""
+    try:
+        (_host, port), _off = decode_offset_msg_id(msg_id)
+    except ValueError:
+        return False
+    return 0 < port < 65536
+
+
 async def _by_id(admin: MQAdminExt, msg_id: str, topic: str | None) -> list[MessageExt]:
-    if len(msg_id) == 32:  # an offset id: the broker address and the CommitLog offset are in it
+    """A unique key (with the topic) or an offset id (VIEW_MESSAGE_BY_ID at the address inside it)."""
+    if topic:
+        found = await admin.query_message(check_topic_name(topic), msg_id, 32, unique_key=True)
+        if found:
+            return found
+    if _is_offset_id(msg_id):
         try:
             return [await admin.view_message(msg_id)]
-        except MQClientError:
-            if not topic:
-                raise
-        except MQBrokerError:
-            if not topic:
-                raise
+        except FAILURES:
+            if topic:
+                return []
+            raise
     if not topic:
         raise AdminInputError("a unique message id needs the topic")
-    return await admin.query_message(check_topic_name(topic), msg_id, 32, unique_key=True)
+    return []
 
 
 async def _by_time(admin: MQAdminExt, topic: str, begin: int, end: int, cursor: str | None, limit: int) -> dict:
