@@ -15,6 +15,7 @@ import base64
 import binascii
 import time
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Any
 
 from client.admin_ext import MQAdminExt
@@ -30,7 +31,8 @@ from remoting.body.topic_config import TopicConfig
 
 __all__ = [
     "AdminInputError", "topic_kind", "check_topic_name", "check_group_name", "cluster_overview", "list_topics",
-    "topic_status", "topic_detail", "create_topic", "delete_topic", "list_groups", "group_progress",
+    "topic_status", "topic_detail", "create_topic", "delete_topic", "GroupTables", "fetch_group_tables",
+    "group_rows", "list_groups", "group_progress",
     "group_connection", "reset_offset", "search_messages", "message_detail", "message_to_dict",
     "resend_messages", "parse_timestamp", "MAX_PAGE",
 ]
@@ -245,28 +247,36 @@ async def delete_topic(admin: MQAdminExt, topic: str, cluster: str | None = None
 # -- consumer groups -------------------------------------------------------------------------------------------
 
 
-async def list_groups(admin: MQAdminExt, query: str | None = None, offset: int = 0, limit: int = 50,
-                      with_clients: bool = True) -> dict:
-    """Groups with TPS and lag (messages, seconds), from one GET_ALL_SUBSCRIPTIONGROUP_CONFIG and one
-    GET_BROKER_CONSUME_STATS per master; the clients of the rows on this page (at most ``limit``
-    GET_CONSUMER_CONNECTION_LIST calls, so the RPCs per page stay fixed as groups grow)."""
-    offset = _int(offset, "offset", 0, 10**9)
-    limit = _int(limit, "limit", 1, 500)
+@dataclass(slots=True)
+class GroupTables:
+    """What the group list is computed from: per master, its subscription groups and consume stats."""
+
+    addrs: list[str]
+    configs: list[Any]  # dict[str, SubscriptionGroupConfig] or the exception of that broker
+    stats: list[Any]  # dict[str, list[ConsumeStats]] or the exception of that broker
+    at: int  # when fetched (ms)
+
+
+async def fetch_group_tables(admin: MQAdminExt) -> GroupTables:
+    """One GET_ALL_SUBSCRIPTIONGROUP_CONFIG and one GET_BROKER_CONSUME_STATS per master, concurrently."""
     masters = await _masters(admin)
     addrs = [a for _c, a in masters.values()]
     results = await _gather([admin.all_subscription_group(a) for a in addrs]
                             + [admin.broker_consume_stats(a) for a in addrs])
-    configs, stats = results[:len(addrs)], results[len(addrs):]
-    now = int(time.time() * 1000)
+    return GroupTables(addrs, results[:len(addrs)], results[len(addrs):], int(time.time() * 1000))
+
+
+def group_rows(tables: GroupTables) -> dict[str, dict]:
+    """group -> {group, brokers, consumeTps, diff, lagMillis, retryMaxTimes, consumeEnable, broadcast}."""
     groups: dict[str, dict] = {}
-    for table in configs:
+    for table in tables.configs:
         if isinstance(table, BaseException):
             continue
         for g, cfg in table.items():
             groups.setdefault(g, {"group": g, "brokers": 0, "consumeTps": 0.0, "diff": 0, "lagMillis": 0,
                                   "retryMaxTimes": cfg.retryMaxTimes, "consumeEnable": cfg.consumeEnable,
                                   "broadcast": cfg.consumeBroadcastEnable})["brokers"] += 1
-    for per_broker in stats:
+    for per_broker in tables.stats:
         if isinstance(per_broker, BaseException):
             continue
         for g, stat_list in per_broker.items():
@@ -279,19 +289,32 @@ async def list_groups(admin: MQAdminExt, query: str | None = None, offset: int =
                     d = ow.brokerOffset - ow.consumerOffset
                     if d > 0:
                         row["diff"] += d
-                        if ow.lastTimestamp > 0:
-                            row["lagMillis"] = max(row["lagMillis"], now - ow.lastTimestamp)
+                        if ow.lastTimestamp > 0:  # lag in time: how old the last consumed message is
+                            row["lagMillis"] = max(row["lagMillis"], tables.at - ow.lastTimestamp)
+    return groups
+
+
+async def list_groups(admin: MQAdminExt, query: str | None = None, offset: int = 0, limit: int = 50,
+                      with_clients: bool = True, tables: GroupTables | None = None) -> dict:
+    """Groups with TPS and lag (messages, time) from :func:`fetch_group_tables` (or the ``tables`` given,
+    e.g. a recent sample), and the clients of the rows on this page: at most ``limit``
+    GET_CONSUMER_CONNECTION_LIST calls, so the RPCs of a page stay fixed as groups grow."""
+    offset = _int(offset, "offset", 0, 10**9)
+    limit = _int(limit, "limit", 1, 500)
+    if tables is None:
+        tables = await fetch_group_tables(admin)
+    groups = group_rows(tables)
     rows = [groups[g] for g in sorted(groups) if not query or query.lower() in g.lower()]
     page = rows[offset:offset + limit]
-    if with_clients and page:
-        conns = await _gather([admin.consumer_connection(r["group"], addrs[0]) for r in page] if addrs else [])
-        for r, cc in zip(page, conns, strict=False):
+    if with_clients and page and tables.addrs:
+        conns = await _gather([admin.consumer_connection(r["group"], tables.addrs[0]) for r in page])
+        for r, cc in zip(page, conns, strict=True):
             if isinstance(cc, BaseException):
                 r.update(clients=0, consumeType="", messageModel="")
             else:
                 r.update(clients=len(cc.connectionSet), consumeType=cc.consumeType or "",
                          messageModel=cc.messageModel or "")
-    return {"groups": page, "total": len(rows), "offset": offset, "limit": limit}
+    return {"groups": page, "total": len(rows), "offset": offset, "limit": limit, "sampledAt": tables.at}
 
 
 async def group_progress(admin: MQAdminExt, group: str, topic: str | None = None) -> dict:

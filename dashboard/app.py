@@ -90,8 +90,12 @@ async def guard(request: web.Request, handler) -> web.StreamResponse:
             return _error(415, "send a JSON body (Content-Type: application/json)")
     counter = [0]
     RPC_COUNTER.set(counter)
+    if request.path.startswith("/api/"):
+        request.app[SAMPLER].touch()
     try:
         resp = await handler(request)
+        if request.method not in ("GET", "HEAD") and resp.status < 400:
+            request.app[SAMPLER].invalidate()  # the next group list reads the brokers afresh
     except web.HTTPException as e:
         resp = _error(e.status, e.reason)
     except AdminInputError as e:
@@ -196,7 +200,8 @@ async def api_topic_send(request: web.Request) -> web.Response:
 
 async def api_groups(request: web.Request) -> web.Response:
     q = request.query
-    return _json(await list_groups(request.app[ADMIN], q.get("q"), q.get("offset", 0), q.get("limit", 50)))
+    return _json(await list_groups(request.app[ADMIN], q.get("q"), q.get("offset", 0), q.get("limit", 50),
+                                   tables=None if q.get("fresh") else request.app[SAMPLER].fresh_tables()))
 
 
 async def api_group_progress(request: web.Request) -> web.Response:

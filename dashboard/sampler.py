@@ -1,4 +1,9 @@
-"""A small in-process sampler: broker in/out TPS and group lag over the last minutes, for the sparklines."""
+"""A small in-process sampler: broker in/out TPS and group lag over the last minutes, for the sparklines.
+
+Its latest group tables also serve the group list while fresh (one sample every few seconds instead of
+one GET_BROKER_CONSUME_STATS per broker per page view); writes drop them. It samples only while someone
+looks (an API call in the last two minutes), so an idle dashboard costs the brokers nothing.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import logging
 import time
 
 from client.admin_ext import MQAdminExt
-from client.admin_ops import FAILURES, cluster_overview, list_groups
+from client.admin_ops import FAILURES, GroupTables, cluster_overview, fetch_group_tables, group_rows
 
 __all__ = ["Sampler"]
 
@@ -24,6 +29,22 @@ class Sampler:
         self.brokers: dict[str, dict[str, collections.deque[float]]] = {}
         self.groups: dict[str, collections.deque[int]] = {}
         self._task: asyncio.Task | None = None
+        self.tables: GroupTables | None = None
+        self.last_view = time.monotonic()
+        self.idle_after = 120.0
+
+    def touch(self) -> None:
+        self.last_view = time.monotonic()
+
+    def fresh_tables(self) -> GroupTables | None:
+        """The last sample's group tables when younger than two intervals."""
+        t = self.tables
+        if t is None or time.time() * 1000 - t.at > 2000 * self.interval:
+            return None
+        return t
+
+    def invalidate(self) -> None:
+        self.tables = None
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="dashboard-sampler")
@@ -44,7 +65,8 @@ class Sampler:
 
     async def sample_once(self) -> None:
         overview = await cluster_overview(self.admin)
-        groups = await list_groups(self.admin, limit=500, with_clients=False)
+        tables = await fetch_group_tables(self.admin)
+        self.tables = tables
         self.times.append(int(time.time() * 1000))
         seen = set()
         for b in overview["brokers"]:
@@ -57,16 +79,17 @@ class Sampler:
             if key not in seen:
                 for d in s.values():
                     d.append(0)
-        for g in groups["groups"]:
-            d = self.groups.get(g["group"])
+        for name, g in group_rows(tables).items():
+            d = self.groups.get(name)
             if d is None:
-                d = self.groups[g["group"]] = collections.deque([0] * (len(self.times) - 1), maxlen=self.points)
+                d = self.groups[name] = collections.deque([0] * (len(self.times) - 1), maxlen=self.points)
             d.append(g["diff"])
 
     async def _run(self) -> None:
         while True:
             try:
-                await self.sample_once()
+                if time.monotonic() - self.last_view < self.idle_after or not self.times:
+                    await self.sample_once()
             except FAILURES as e:
                 log.info("sample failed: %s", e)
             await asyncio.sleep(self.interval)
