@@ -55,6 +55,13 @@ class MQAdminExt(MQAdmin):
         resp = await self._call(addr, RequestCode.GET_ALL_TOPIC_CONFIG)
         return TopicConfigSerializeWrapper.from_json(resp.body).topicConfigTable if resp.body else {}
 
+    async def all_topic_config_raw(self, addr: str) -> dict[str, dict[str, Any]]:
+        """GET_ALL_TOPIC_CONFIG as the wire's objects (a list page of thousands of topics skips building
+        TopicConfig objects: ~40 us each)."""
+        resp = await self._call(addr, RequestCode.GET_ALL_TOPIC_CONFIG)
+        table = (fastjson.loads(resp.body) or {}).get("topicConfigTable") if resp.body else None
+        return table if isinstance(table, dict) else {}
+
     async def all_subscription_group(self, addr: str) -> dict[str, SubscriptionGroupConfig]:
         resp = await self._call(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
         return SubscriptionGroupWrapper.from_json(resp.body).subscriptionGroupTable if resp.body else {}

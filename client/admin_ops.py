@@ -147,7 +147,7 @@ async def list_topics(admin: MQAdminExt, kind: str | None = None, query: str | N
     if kind not in (None, "", "all", "normal", "retry", "dlq", "system"):
         raise AdminInputError(f"bad topic kind {kind!r}: want normal, retry, dlq, system or all")
     masters = await _masters(admin)
-    tables = await _gather([admin.all_topic_config(addr) for _c, addr in masters.values()])
+    tables = await _gather([admin.all_topic_config_raw(addr) for _c, addr in masters.values()])
     topics: dict[str, dict] = {}
     errors = {}
     for (name, (cluster, _addr)), table in zip(masters.items(), tables, strict=True):
@@ -155,12 +155,14 @@ async def list_topics(admin: MQAdminExt, kind: str | None = None, query: str | N
             errors[name] = _err(table)
             continue
         for t, tc in table.items():
+            t = str(t)
             row = topics.get(t)
             if row is None:
                 row = topics[t] = {"topic": t, "kind": topic_kind(t), "readQueueNums": 0, "writeQueueNums": 0,
-                                   "perm": tc.perm, "order": tc.order, "brokers": [], "clusters": []}
-            row["readQueueNums"] += tc.readQueueNums
-            row["writeQueueNums"] += tc.writeQueueNums
+                                   "perm": int(tc.get("perm", 6)), "order": bool(tc.get("order", False)),
+                                   "brokers": [], "clusters": []}
+            row["readQueueNums"] += int(tc.get("readQueueNums", 0))
+            row["writeQueueNums"] += int(tc.get("writeQueueNums", 0))
             row["brokers"].append(name)
             if cluster not in row["clusters"]:
                 row["clusters"].append(cluster)
