@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
+import subprocess
 import time
 import urllib.parse
 
@@ -11,7 +13,7 @@ import pytest
 
 from client import ConsumeConcurrentlyStatus, ConsumeFromWhere, Message, Producer, PushConsumer
 from tests.dashboard.support import Dashboard
-from tests.support import async_wait_until, wait_until
+from tests.support import BIN, ROOT, async_wait_until, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -288,3 +290,12 @@ async def test_dlq_list_and_resend_selected(dash):
         assert sent  # keep the producer results referenced
     status, _h, data = await asyncio.to_thread(dash.call, "GET", "/api/dlq/bad%20group")
     assert status == 400
+
+
+def test_start_refuses_an_open_bind_without_a_token(tmp_path):
+    p = subprocess.run([str(BIN / "mqdashboard"), "-n", "127.0.0.1:1", "--host", "0.0.0.0"], capture_output=True,
+                       text=True, timeout=30, cwd=str(ROOT))
+    assert p.returncode == 2 and "refusing to bind 0.0.0.0 without --admin-token" in p.stderr
+    env = {k: v for k, v in os.environ.items() if k != "NAMESRV_ADDR"}
+    p = subprocess.run([str(BIN / "mqdashboard")], capture_output=True, text=True, timeout=30, cwd=str(ROOT), env=env)
+    assert p.returncode == 2 and "no NameServer address" in p.stderr
