@@ -132,9 +132,11 @@ async def cluster_overview(admin: MQAdminExt) -> dict:
             "msgGetTotalTodayNow": int(kv.get("msgGetTotalTodayNow", "0") or 0),
             "bootTimestamp": int(kv.get("bootTimestamp", "0") or 0),
         })
-        dledger = {k: v for k, v in kv.items() if k.lower().startswith("dledger")}
-        if dledger:
-            b["dledger"] = dledger
+        if "dLedgerGroup" in kv:
+            b["dledger"] = {"group": kv["dLedgerGroup"], "selfId": kv.get("dLedgerSelfId", ""),
+                            "role": kv.get("dLedgerRole", ""), "term": int(kv.get("dLedgerTerm", "0") or 0),
+                            "leader": kv.get("dLedgerLeader", ""),
+                            "commitLag": int(kv.get("dLedgerCommitLag", "0") or 0)}
         brokers.append(b)
     return {"clusters": sorted(info.clusterAddrTable), "brokers": brokers}
 

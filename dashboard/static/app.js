@@ -102,7 +102,7 @@ async function pageCluster() {
     const [c, m] = await Promise.all([api("GET", "/api/cluster"), api("GET", "/api/metrics")]);
     const rows = c.brokers.map((b) => {
       const s = m.brokers[`${b.brokerName}/${b.brokerId}`] || {};
-      const dl = b.dledger ? Object.entries(b.dledger).map(([k, v]) => `${k}=${v}`).join(" ") : "";
+      const dl = b.dledger ? `${b.dledger.group} ${b.dledger.role} term ${b.dledger.term} leader ${b.dledger.leader} lag ${b.dledger.commitLag}` : "";
       return { data: b, cells: [b.cluster, b.brokerName, b.brokerId, b.role, b.addr, b.version || b.error || "",
         fmtNum(b.inTps, 2), spark(s.inTps), fmtNum(b.outTps, 2), spark(s.outTps, "out"), fmtNum(b.diskRatio, 4),
         b.commitLogBehind ?? "", b.dispatchBehind ?? "", dl] };
