@@ -209,7 +209,10 @@ async def test_groups_progress_reset_skip_and_resend(dash):
         assert [s["topic"] for s in conn["subscriptions"]] == [f"%RETRY%{group}", topic] or \
             topic in [s["topic"] for s in conn["subscriptions"]]
 
-        # resend one stored message to the group: it arrives once more (through %RETRY%group)
+        # resend one stored message to the group: it arrives once more (through %RETRY%group). The retry
+        # topic is created by the consumer's first heartbeat, after its first route fetch: refresh now
+        # rather than wait for the 30 s route poll.
+        await _own_retry_queues(c, group)
         target = sent[4]
         res = await asyncio.to_thread(dash.ok, "POST", "/api/messages/resend",
                                       {"group": group, "msgIds": [target.offset_msg_id]})
@@ -220,6 +223,11 @@ async def test_groups_progress_reset_skip_and_resend(dash):
         await async_wait_until(lambda: any(m.body == b"marker" for m in got), 30)
         await async_wait_until(lambda: _caught_up(progress), 20)
         assert sum(1 for m in got if m.body == b"m4") == 2
+        # or straight to one consumer (CONSUME_MESSAGE_DIRECTLY): its listener runs on the message once more
+        res = await asyncio.to_thread(dash.ok, "POST", "/api/messages/resend",
+                                      {"group": group, "clientId": c.client_id, "msgIds": [target.offset_msg_id]})
+        assert res["results"][0] == {"msgId": target.offset_msg_id, "ok": True, "result": "CR_SUCCESS"}
+        assert sum(1 for m in got if m.body == b"m4") == 3
         bad = await asyncio.to_thread(dash.ok, "POST", "/api/messages/resend",
                                       {"group": group, "msgIds": ["00" * 16, "nonsense"], "topic": topic})
         assert bad["ok"] == 0 and all(r["error"] for r in bad["results"])
@@ -246,6 +254,15 @@ async def test_groups_progress_reset_skip_and_resend(dash):
     ]:
         status, _h, data = await asyncio.to_thread(dash.call, method, path, body)
         assert status == code and needle in data["error"], (path, status, data)
+
+
+async def _own_retry_queues(c, group: str) -> None:
+    async def owned():
+        await c.instance.update_topic_routes()
+        await c.instance.do_rebalance()
+        return any(mq.topic == f"%RETRY%{group}" for mq in c.rebalance.process_queue_table)
+
+    await async_wait_until(owned, 20, interval=0.2, what="retry queues assigned")
 
 
 async def _caught_up(progress):
@@ -280,6 +297,7 @@ async def test_dlq_list_and_resend_selected(dash):
             by_body[detail["bodyText"]] = m["offsetMsgId"]
         assert {"m0", "m1", "m2"} <= set(by_body)
         failing = False
+        await _own_retry_queues(c, group)
         pick = [by_body["m1"], by_body["m2"]]
         before = len(got)
         res = await asyncio.to_thread(dash.ok, "POST", "/api/messages/resend", {"group": group, "msgIds": pick})
