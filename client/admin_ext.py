@@ -8,7 +8,6 @@ server (or one per NameServer) and returns decoded data.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import orjson
@@ -32,16 +31,22 @@ from remoting.header.namesrv import (
 
 __all__ = ["MQAdminExt"]
 
-# A MessageQueue written as an object key (fastjson's form, in ConsumeStats tables): flat, names without quotes.
-_MQ_KEY = re.compile(rb'(?<=[{,])\{"brokerName":"([^"\\]*)","queueId":(-?\d+),"topic":"([^"\\]*)"\}(?=:)')
+# A MessageQueue written as an object key (fastjson's form in ConsumeStats tables) is flat and its field
+# names appear nowhere else in such a body: four plain replacements make it the string "broker\\tqueueId\\ttopic".
+_MQ_KEY_PARTS = ((b'{"brokerName":"', b'"'), (b'","queueId":', b"\\t"), (b',"topic":"', b"\\t"), (b'"}:', b'":'))
 
 
 def _loads_mq_keyed(body: bytes) -> Any:
-    """The body parsed by orjson once its MessageQueue keys are turned into "broker\\tqueueId\\ttopic" strings
-    (a 500-group GET_BROKER_CONSUME_STATS answer: ~20 ms instead of ~500 ms in the general parser);
-    None when anything else in it is not standard JSON."""
+    """The body parsed by orjson once its MessageQueue keys are strings (a 500-group
+    GET_BROKER_CONSUME_STATS answer: a few ms instead of ~500 ms in the general parser);
+    None when the body is not of that shape."""
+    counts = {body.count(old) for old, _new in _MQ_KEY_PARTS}
+    if len(counts) != 1:
+        return None
+    for old, new in _MQ_KEY_PARTS:
+        body = body.replace(old, new)
     try:
-        return orjson.loads(_MQ_KEY.sub(rb'"\1\\t\2\\t\3"', body))
+        return orjson.loads(body)
     except orjson.JSONDecodeError:
         return None
 
