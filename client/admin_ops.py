@@ -21,8 +21,15 @@ from typing import Any
 from client.admin_ext import MQAdminExt
 from client.exceptions import MQBrokerError, MQClientError
 from client.message import Message
+from common import mixall
 from common.message import MessageConst, MessageExt, decode_offset_msg_id
-from common.mixall import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX, get_dlq_topic, get_retry_topic
+from common.mixall import (
+    DLQ_GROUP_TOPIC_PREFIX,
+    RETRY_GROUP_TOPIC_PREFIX,
+    get_dlq_topic,
+    get_retry_topic,
+    is_sys_consumer_group,
+)
 from common.perm import PermName
 from common.topic_validator import check_topic, is_system_topic, validate_group
 from remoting import RemotingError, ResponseCode
@@ -38,6 +45,11 @@ __all__ = [
 ]
 
 MAX_PAGE = 200  # the largest page of messages one search call returns
+# The groups every broker creates for itself and the tools (RocketMQ's MixAll names)
+SYSTEM_GROUPS = frozenset({mixall.TOOLS_CONSUMER_GROUP, mixall.FILTERSRV_CONSUMER_GROUP,
+                           mixall.SELF_TEST_CONSUMER_GROUP, mixall.ONS_HTTP_PROXY_GROUP, mixall.CID_ONSAPI_PULL_GROUP,
+                           mixall.CID_ONSAPI_PERMISSION_GROUP, mixall.CID_ONSAPI_OWNER_GROUP,
+                           mixall.CID_SYS_RMQ_TRANS})
 FAILURES = (MQBrokerError, MQClientError, RemotingError, OSError, TimeoutError)
 
 
@@ -277,7 +289,8 @@ def group_rows(tables: GroupTables) -> dict[str, dict]:
         if isinstance(table, BaseException):
             continue
         for g, cfg in table.items():
-            groups.setdefault(g, {"group": g, "brokers": 0, "consumeTps": 0.0, "diff": 0, "lagMillis": 0,
+            groups.setdefault(g, {"group": g, "system": g in SYSTEM_GROUPS or is_sys_consumer_group(g),
+                                  "brokers": 0, "consumeTps": 0.0, "diff": 0, "lagMillis": 0,
                                   "retryMaxTimes": cfg.retryMaxTimes, "consumeEnable": cfg.consumeEnable,
                                   "broadcast": cfg.consumeBroadcastEnable})["brokers"] += 1
     for per_broker in tables.stats:
@@ -299,7 +312,7 @@ def group_rows(tables: GroupTables) -> dict[str, dict]:
 
 
 async def list_groups(admin: MQAdminExt, query: str | None = None, offset: int = 0, limit: int = 50,
-                      with_clients: bool = True, tables: GroupTables | None = None) -> dict:
+                      with_clients: bool = True, tables: GroupTables | None = None, system: bool = True) -> dict:
     """Groups with TPS and lag (messages, time) from :func:`fetch_group_tables` (or the ``tables`` given,
     e.g. a recent sample), and the clients of the rows on this page: at most ``limit``
     GET_CONSUMER_CONNECTION_LIST calls, so the RPCs of a page stay fixed as groups grow."""
@@ -308,7 +321,8 @@ async def list_groups(admin: MQAdminExt, query: str | None = None, offset: int =
     if tables is None:
         tables = await fetch_group_tables(admin)
     groups = group_rows(tables)
-    rows = [groups[g] for g in sorted(groups) if not query or query.lower() in g.lower()]
+    rows = [groups[g] for g in sorted(groups)
+            if (not query or query.lower() in g.lower()) and (system or not groups[g]["system"])]
     page = rows[offset:offset + limit]
     if with_clients and page and tables.addrs:
         conns = await _gather([admin.consumer_connection(r["group"], tables.addrs[0]) for r in page])

@@ -201,7 +201,8 @@ async def api_topic_send(request: web.Request) -> web.Response:
 async def api_groups(request: web.Request) -> web.Response:
     q = request.query
     return _json(await list_groups(request.app[ADMIN], q.get("q"), q.get("offset", 0), q.get("limit", 50),
-                                   tables=None if q.get("fresh") else request.app[SAMPLER].fresh_tables()))
+                                   tables=None if q.get("fresh") else request.app[SAMPLER].fresh_tables(),
+                                   system=q.get("system", "1") not in ("0", "false")))
 
 
 async def api_group_progress(request: web.Request) -> web.Response:

@@ -191,11 +191,12 @@ async function pageTopic(topic) {
 
 async function pageGroups() {
   const filter = h("input", { id: "group-filter", placeholder: "filter" });
+  const showSystem = h("input", { id: "group-system", type: "checkbox" });
   const list = h("div", {});
   let offset = 0;
   const limit = 50;
   async function refresh() {
-    const [g, m] = await Promise.all([api("GET", "/api/groups?" + q({ q: filter.value, offset, limit })), api("GET", "/api/metrics")]);
+    const [g, m] = await Promise.all([api("GET", "/api/groups?" + q({ q: filter.value, offset, limit, system: showSystem.checked ? 1 : 0 })), api("GET", "/api/metrics")]);
     list.replaceChildren(h("p", { class: "muted" }, `${g.total} groups, ${offset + 1}–${Math.min(offset + limit, g.total)}`),
       table([["Group"], ["Clients", 1], ["Type"], ["Model"], ["TPS", 1], ["Lag (msgs)", 1], ["Lag (time)", 1], ["Lag trend"]],
         g.groups.map((r) => ({ data: r, cells: [r.group, r.clients ?? "", r.consumeType || "", r.messageModel || "",
@@ -206,7 +207,9 @@ async function pageGroups() {
         offset + limit < g.total ? h("button", { class: "secondary", onclick: () => { offset += limit; guarded(refresh); } }, "Next") : ""));
   }
   filter.addEventListener("change", () => { offset = 0; guarded(refresh); });
-  main.replaceChildren(h("h2", {}, "Consumer groups"), h("div", { class: "bar" }, h("label", {}, "name", filter)), list);
+  showSystem.addEventListener("change", () => { offset = 0; guarded(refresh); });
+  main.replaceChildren(h("h2", {}, "Consumer groups"),
+    h("div", { class: "bar" }, h("label", {}, "name", filter), h("label", {}, "system groups", showSystem)), list);
   await refresh();
   every(5000, () => guarded(refresh));
 }

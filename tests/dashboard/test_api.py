@@ -203,6 +203,10 @@ async def test_groups_progress_reset_skip_and_resend(dash):
 
         groups = await asyncio.to_thread(dash.ok, "GET", "/api/groups?" + _q(q="ApiGroup"))
         row = next(g for g in groups["groups"] if g["group"] == group)
+        assert row["system"] is False
+        system = await asyncio.to_thread(dash.ok, "GET", "/api/groups?system=0")
+        assert "TOOLS_CONSUMER" not in {g["group"] for g in system["groups"]} and group in {
+            g["group"] for g in system["groups"]}
         assert row["clients"] == 1 and row["consumeType"] == "CONSUME_PASSIVELY" and row["diff"] == 0
         conn = await asyncio.to_thread(dash.ok, "GET", f"/api/groups/{group}/connection")
         assert conn["online"] and conn["connections"][0]["clientId"] == c.client_id
