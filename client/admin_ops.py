@@ -45,6 +45,7 @@ __all__ = [
 ]
 
 MAX_PAGE = 200  # the largest page of messages one search call returns
+KEY_BATCH = 64  # the broker's maxMsgsNumBatch: the most one QUERY_MESSAGE answers
 # The groups every broker creates for itself and the tools (RocketMQ's MixAll names)
 SYSTEM_GROUPS = frozenset({mixall.TOOLS_CONSUMER_GROUP, mixall.FILTERSRV_CONSUMER_GROUP,
                            mixall.SELF_TEST_CONSUMER_GROUP, mixall.ONS_HTTP_PROXY_GROUP, mixall.CID_ONSAPI_PULL_GROUP,
@@ -432,14 +433,44 @@ async def search_messages(admin: MQAdminExt, topic: str, *, key: str | None = No
         return {"messages": [message_to_dict(m) for m in await _by_id(admin, msg_id, topic)], "next": None}
     check_topic_name(topic)
     if key:
-        msgs = await admin.query_message(topic, key, limit, begin or 0, end if end is not None else 2**63 - 1)
-        msgs.sort(key=lambda m: m.store_timestamp)
-        return {"messages": [message_to_dict(m) for m in msgs[:limit]], "next": None}
+        return await _by_key(admin, topic, key, begin or 0, end if end is not None else 2**63 - 1, cursor, limit)
     if begin is None or end is None:
         raise AdminInputError("give msgId, key, or begin and end (ms)")
     if end < begin:
         raise AdminInputError("end is before begin")
     return await _by_time(admin, topic, begin, end, cursor, limit)
+
+
+async def _by_key(admin: MQAdminExt, topic: str, key: str, begin: int, end: int, cursor: str | None,
+                  limit: int) -> dict:
+    """Newest first, ``limit`` per page. The broker's index answers the newest matches up to a count, so
+    the next page asks up to the oldest store time shown (the cursor: that time and how many messages of
+    it the pages already showed). Exact while fewer than KEY_BATCH messages of the key share a second."""
+    skip = 0
+    if cursor:
+        end, skip = _decode_cursor(cursor)
+        if skip < 0:
+            raise AdminInputError(f"bad cursor {cursor!r}")
+    # The index keeps store times in whole seconds, so its answer may hold messages a little newer than
+    # ``end``: ask for the broker's largest batch and bound each message here.
+    msgs = await admin.query_message(topic, key, max(KEY_BATCH, limit + skip), begin, end)
+    msgs = [m for m in msgs if begin <= m.store_timestamp <= end]
+    msgs.sort(key=lambda m: (-m.store_timestamp, m.msg_id))
+    seen_at_end = 0
+    page = []
+    for m in msgs:
+        if m.store_timestamp == end and seen_at_end < skip:
+            seen_at_end += 1
+            continue
+        page.append(m)
+        if len(page) == limit:
+            break
+    nxt = None
+    if len(page) == limit:  # there may be more (the last page may then come back empty)
+        last = page[-1].store_timestamp
+        same = sum(1 for m in page if m.store_timestamp == last) + (skip if last == end else 0)
+        nxt = _encode_cursor(last, same)
+    return {"messages": [message_to_dict(m) for m in page], "next": nxt}
 
 
 def _is_offset_id(msg_id: str) -> bool:

@@ -312,7 +312,8 @@ async function pageMessages() {
     const params = { topic: topic.value, limit: 32 };
     if (mode.value === "key") params.key = key.value;
     else if (mode.value === "id") params.msgId = msgId.value;
-    else { params.begin = new Date(begin.value).getTime(); params.end = new Date(end.value).getTime(); if (more) params.cursor = cursor; }
+    else { params.begin = new Date(begin.value).getTime(); params.end = new Date(end.value).getTime(); }
+    if (more) params.cursor = cursor;
     const r = await api("GET", "/api/messages?" + q(params));
     cursor = r.next;
     const t = table([["Message id"], ["Tags"], ["Keys"], ["Queue", 1], ["Offset", 1], ["Stored"]],

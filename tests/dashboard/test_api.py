@@ -126,6 +126,18 @@ async def test_message_search_detail_and_cursor(dash):
 
     r = await async_wait_until(by_key, 15)
     assert {m["msgId"] for m in r["messages"]} == {s.msg_id for s in sent} and r["next"] is None
+    # by key, four at a time: newest first, each message once, then no cursor
+    keyed, cursor = [], None
+    for _ in range(10):
+        q = {"topic": "ApiMsg", "key": "batchkey", "limit": 4, **({"cursor": cursor} if cursor else {})}
+        page = await asyncio.to_thread(dash.ok, "GET", "/api/messages?" + _q(**q))
+        assert len(page["messages"]) <= 4
+        keyed += page["messages"]
+        cursor = page["next"]
+        if not cursor:
+            break
+    assert sorted(m["msgId"] for m in keyed) == sorted(s.msg_id for s in sent)
+    assert [m["storeTimestamp"] for m in keyed] == sorted((m["storeTimestamp"] for m in keyed), reverse=True)
 
     # by time range, three at a time: every message exactly once across the pages, then no cursor
     seen, cursor, pages = [], None, 0
