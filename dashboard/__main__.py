@@ -9,10 +9,8 @@ import os
 import signal
 import sys
 
-from aiohttp import web
-
-from dashboard.app import build_app
 from dashboard.config import DashboardConfig
+from dashboard.runner import start_dashboard
 
 
 def parse_args(argv: list[str] | None) -> DashboardConfig:
@@ -30,10 +28,7 @@ def parse_args(argv: list[str] | None) -> DashboardConfig:
 
 
 async def serve(cfg: DashboardConfig) -> None:
-    runner = web.AppRunner(build_app(cfg), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, cfg.host, cfg.port)
-    await site.start()
+    runner = await start_dashboard(cfg)
     host = f"[{cfg.host}]" if ":" in cfg.host else cfg.host
     print(f"mqdashboard: http://{host}:{cfg.port}/ (NameServer {cfg.namesrv_addr})", flush=True)
     stop = asyncio.Event()

@@ -1,8 +1,7 @@
 """`make run`: a NameServer and a Broker on the embedded default config, in the foreground.
 
 Starts ``bin/mqnamesrv`` and, once it accepts connections, ``bin/mqbroker -c
-conf/broker.conf`` and the web dashboard (``bin/mqdashboard`` on 127.0.0.1:8082;
-it is optional: if it cannot start, the cluster runs on without it). Ctrl-C (SIGINT) or SIGTERM stops both cleanly (broker
+conf/broker.conf``. Ctrl-C (SIGINT) or SIGTERM stops both cleanly (broker
 first, so it can unregister); if either exits on its own, the other is stopped
 and the exit code is passed on.
 """
@@ -51,7 +50,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--namesrv-port", type=int, default=9876)
     ap.add_argument("--broker-conf", default=str(ROOT / "conf" / "broker.conf"))
     ap.add_argument("--namesrv-only", action="store_true", help="start the NameServer alone")
-    ap.add_argument("--dashboard-port", type=int, default=8082, help="web dashboard port on 127.0.0.1 (0: none)")
     args = ap.parse_args(argv)
 
     # Children ignore the terminal's SIGINT (own process group); we stop them in order.
@@ -68,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_signal)
 
     namesrv = spawn([str(ROOT / "bin" / "mqnamesrv"), "-n", str(args.namesrv_port)])
-    broker = dashboard = None
+    broker = None
     rc = 0
     try:
         if not _wait_port(args.namesrv_port, namesrv, 30):
@@ -81,15 +79,6 @@ def main(argv: list[str] | None = None) -> int:
                 [str(ROOT / "bin" / "mqbroker"), "-c", args.broker_conf, "-n", f"127.0.0.1:{args.namesrv_port}"]
             )
             print("run: Broker starting with", os.path.relpath(args.broker_conf, ROOT), flush=True)
-        if args.dashboard_port:
-            dashboard = spawn([str(ROOT / "bin" / "mqdashboard"), "-n", f"127.0.0.1:{args.namesrv_port}",
-                               "--host", "127.0.0.1", "--port", str(args.dashboard_port)])
-            if _wait_port(args.dashboard_port, dashboard, 30):
-                print(f"run: dashboard on http://127.0.0.1:{args.dashboard_port}/", flush=True)
-            else:
-                print("run: the dashboard did not start (see its output above); running without it", file=sys.stderr)
-                _stop(dashboard, "dashboard")
-                dashboard = None
         print("run: press Ctrl-C to stop", flush=True)
         while not stopping:
             for name, p in (("NameServer", namesrv), ("Broker", broker)):
@@ -99,7 +88,6 @@ def main(argv: list[str] | None = None) -> int:
                     stopping = True
             time.sleep(0.2)
     finally:
-        _stop(dashboard, "dashboard")
         _stop(broker, "Broker")
         _stop(namesrv, "NameServer")
         print("run: stopped", flush=True)

@@ -333,3 +333,24 @@ def test_start_refuses_an_open_bind_without_a_token(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "NAMESRV_ADDR"}
     p = subprocess.run([str(BIN / "mqdashboard")], capture_output=True, text=True, timeout=30, cwd=str(ROOT), env=env)
     assert p.returncode == 2 and "no NameServer address" in p.stderr
+
+
+async def test_start_dashboard_in_a_running_loop():
+    """What `make run` does in its own process: serve the pages beside the cluster, stop with it."""
+    import aiohttp
+
+    from dashboard.config import DashboardConfig
+    from dashboard.runner import start_dashboard
+    from tests.support import free_port
+
+    port = free_port()
+    runner = await start_dashboard(DashboardConfig("127.0.0.1:1", port=port, sample_interval=3600))
+    try:
+        async with aiohttp.ClientSession() as s, s.get(f"http://127.0.0.1:{port}/") as r:
+            assert r.status == 200 and "/static/app.js" in await r.text()
+        with pytest.raises(OSError):
+            await start_dashboard(DashboardConfig("127.0.0.1:1", port=port))  # the port is taken
+    finally:
+        await runner.cleanup()
+    with pytest.raises(ValueError, match="refusing to bind"):
+        await start_dashboard(DashboardConfig("127.0.0.1:1", host="0.0.0.0", port=port))
