@@ -81,7 +81,7 @@ def parse_properties_text(text: str) -> dict[str, str]:
 class MQAdmin:
     """Admin operations; ``async with MQAdmin("127.0.0.1:9876") as admin: ...``."""
 
-    def __init__(self, namesrv_addr: str | None = None, timeout: float = 5.0,
+    def __init__(self, namesrv_addr: str | None = None, timeout: float = 5.0, *,
                  api_class: type[MQClientAPI] = MQClientAPI):
         # api_class: the dashboard passes a subclass that counts RPCs per page view
         cfg = ClientConfig(namesrv_addr=namesrv_addr) if namesrv_addr else ClientConfig()

@@ -658,8 +658,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # Run the imported module's main: under ``python -m`` this file is __main__, a second copy whose
-    # registry the command modules above did not fill.
-    from tools.mqadmin import main as _main
+    # run the imported module, whose COMMANDS the add-on command modules registered into
+    from tools import mqadmin as _module
 
-    sys.exit(_main())
+    sys.exit(_module.main())
