@@ -7,6 +7,7 @@ Text output is checked against the Java tool's format (headers, widths, number f
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json
 import re
 
@@ -182,6 +183,15 @@ async def test_group_commands_with_a_live_consumer(cl):
         assert sorted(t["consumerOffset"] for t in copy["topics"]) == sorted(
             t["consumerOffset"] for t in progress["topics"])
 
+        # reset by the Java tool's time format, --json: every queue back to the first message after it
+        ago = (datetime.datetime.now() - datetime.timedelta(hours=1)).strftime("%Y-%m-%d#%H:%M:%S:000")
+        reset = json.loads(ok(await asyncio.to_thread(mqadmin, "resetOffsetByTime", "-g", group, "-t", topic, "-s",
+                                                      ago, "--json", ns=ns)))
+        assert len(reset["offsets"]) == 4 and reset["timestamp"] > 0
+        assert all(o["offset"] == 0 for o in reset["offsets"])
+        bad = await asyncio.to_thread(mqadmin, "resetOffsetByTime", "-g", group, "-t", topic, "-s", "2024/01/01",
+                                      ns=ns)
+        assert bad.returncode == 2 and "yyyy-MM-dd#HH:mm:ss:SSS" in bad.stderr
         # skipping moves every queue of the topic to its end (max offset)
         maxes = {(s["brokerName"], s["queueId"]): s["maxOffset"] for s in js("topicStatus", "-t", topic, ns=ns)}
         skip = ok(await asyncio.to_thread(mqadmin, "skipAccumulatedMessage", "-g", group, "-t", topic, ns=ns))
