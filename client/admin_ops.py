@@ -227,6 +227,8 @@ async def create_topic(admin: MQAdminExt, topic: str, cluster: str | None = None
     if tc.perm not in (PermName.PERM_READ, PermName.PERM_WRITE, PermName.PERM_READ | PermName.PERM_WRITE):
         raise AdminInputError(f"bad perm {tc.perm}: want 2 (W), 4 (R) or 6 (RW)")
     if broker_addr:
+        if broker_addr not in await _broker_addrs(admin):
+            raise AdminInputError(f"{broker_addr} is no broker of this cluster")
         targets = {"": broker_addr}
     else:
         if not cluster:
@@ -473,13 +475,20 @@ async def _by_key(admin: MQAdminExt, topic: str, key: str, begin: int, end: int,
     return {"messages": [message_to_dict(m) for m in page], "next": nxt}
 
 
-def _is_offset_id(msg_id: str) -> bool:
-    """An offset id names a reachable store address (4.9's unique keys have the same length)."""
+def _offset_id_addr(msg_id: str) -> str | None:
+    """The store address an offset id names, or None (4.9's unique keys have the same length)."""
     try:
-        (_host, port), _off = decode_offset_msg_id(msg_id)
+        (host, port), _off = decode_offset_msg_id(msg_id)
     except ValueError:
-        return False
-    return 0 < port < 65536
+        return None
+    if not 0 < port < 65536:
+        return None
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+async def _broker_addrs(admin: MQAdminExt) -> set[str]:
+    info = await admin.cluster_info()
+    return {a for bd in info.brokerAddrTable.values() for a in bd.brokerAddrs.values()}
 
 
 async def _by_id(admin: MQAdminExt, msg_id: str, topic: str | None) -> list[MessageExt]:
@@ -488,7 +497,13 @@ async def _by_id(admin: MQAdminExt, msg_id: str, topic: str | None) -> list[Mess
         found = await admin.query_message(check_topic_name(topic), msg_id, 32, unique_key=True)
         if found:
             return found
-    if _is_offset_id(msg_id):
+    addr = _offset_id_addr(msg_id)
+    if addr is not None:
+        # only a broker of this cluster is asked: an id from outside must not make us connect anywhere
+        if addr not in await _broker_addrs(admin):
+            if topic:
+                return []
+            raise AdminInputError(f"message id {msg_id} names {addr}, no broker of this cluster")
         try:
             return [await admin.view_message(msg_id)]
         except FAILURES:

@@ -62,6 +62,8 @@ def test_topics_create_list_status_send_delete(dash):
     assert status == 400 and "readQueueNums must be an integer" in data["error"]
     status, _h, data = dash.call("POST", "/api/topics", {"topic": "ApiT", "cluster": "NoSuchCluster"})
     assert status == 400 and "NoSuchCluster" in data["error"]
+    status, _h, data = dash.call("POST", "/api/topics", {"topic": "ApiT", "brokerAddr": "10.1.2.3:10911"})
+    assert status == 400 and "no broker of this cluster" in data["error"]
 
     created = dash.ok("POST", "/api/topics", {"topic": "ApiT", "readQueueNums": 2, "writeQueueNums": 2})
     assert len(created["brokers"]) == 2 and created["config"]["writeQueueNums"] == 2
@@ -174,6 +176,8 @@ async def test_message_search_detail_and_cursor(dash):
 
     for path, needle in [
         ("/api/messages?" + _q(msgId=one.msg_id), "needs the topic"),
+        # an offset id naming another address is not followed (no connection made on a GET's say-so)
+        ("/api/messages?" + _q(msgId="0A0102030000271100000000000000FF"), "no broker of this cluster"),
         ("/api/messages?" + _q(topic="ApiMsg", begin="yesterday", end=end), "bad begin"),
         ("/api/messages?" + _q(topic="ApiMsg", begin=end, end=begin), "end is before begin"),
         ("/api/messages?" + _q(topic="ApiMsg", begin=begin, end=end, cursor="!!"), "bad cursor"),
