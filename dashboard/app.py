@@ -10,6 +10,7 @@ one without a CORS preflight we never grant), and the RPC count of each request.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hmac
 import logging
 from pathlib import Path
@@ -251,6 +252,24 @@ async def api_message_body(request: web.Request) -> web.Response:
                         headers={"Content-Disposition": f'attachment; filename="{name}.bin"'})
 
 
+async def api_message_trace(request: web.Request) -> web.Response:
+    """The message's trace records (RMQ_SYS_TRACE_TOPIC), where this build has the client's trace module."""
+    try:
+        from client.trace.trace_view import query_trace_by_msg_id
+    except ImportError:  # the trace module comes with message tracing; without it there is nothing to show
+        return _json({"available": False, "traces": []})
+    msg_id = request.match_info["msgId"]
+    if not msg_id.isalnum() or len(msg_id) > 64:
+        raise AdminInputError(f"bad message id {msg_id!r}")
+    try:
+        views = await query_trace_by_msg_id(request.app[ADMIN], msg_id)
+    except MQBrokerError as e:
+        if e.code != ResponseCode.TOPIC_NOT_EXIST:
+            raise
+        views = []  # no client has traced yet: the trace topic does not exist
+    return _json({"available": True, "traces": [dataclasses.asdict(v) for v in views]})
+
+
 async def api_resend(request: web.Request) -> web.Response:
     b = await _body(request)
     ids = b.get("msgIds") if isinstance(b.get("msgIds"), list) else ([b["msgId"]] if b.get("msgId") else [])
@@ -316,6 +335,7 @@ def build_app(cfg: DashboardConfig, sample: bool = True) -> web.Application:
     r.add_post("/api/messages/resend", api_resend)
     r.add_get("/api/messages/{msgId}", api_message)
     r.add_get("/api/messages/{msgId}/body", api_message_body)
+    r.add_get("/api/messages/{msgId}/trace", api_message_trace)
     r.add_get("/api/dlq/{group}", api_dlq)
     r.add_get("/api/metrics", api_metrics)
     return app

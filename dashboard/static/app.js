@@ -277,6 +277,13 @@ async function showMessage(box, msgId, topic) {
   }
   view.addEventListener("change", renderBody);
   renderBody();
+  const trace = h("div", { id: "msg-trace" }, h("span", { class: "muted" }, "loading…"));
+  api("GET", `/api/messages/${encodeURIComponent(m.msgId)}/trace`).then((t) => {
+    if (!t.available) trace.replaceChildren(h("span", { class: "muted" }, "message trace is not available in this build"));
+    else if (!t.traces.length) trace.replaceChildren(h("span", { class: "muted" }, "no trace records (is tracing on in the clients?)"));
+    else trace.replaceChildren(table([["Type"], ["Group"], ["Client"], ["Time"], ["Cost ms", 1], ["Status"]],
+      t.traces.map((x) => ({ data: x, cells: [x.msg_type, x.group_name, x.client_host, fmtTime(x.timestamp), x.cost_time, x.status] }))));
+  }).catch((e) => trace.replaceChildren(h("span", { class: "err" }, e.message)));
   const group = h("input", { id: "resend-group", placeholder: "consumer group" });
   const client = h("input", { id: "resend-client", placeholder: "client id (optional)" });
   const out = h("div", {});
@@ -287,6 +294,7 @@ async function showMessage(box, msgId, topic) {
     h("h3", {}, "Properties"), table([["Key"], ["Value"]], Object.entries(m.properties).map(([k, v]) => ({ data: k, cells: [k, v] }))),
     h("h3", {}, "Body"), h("div", { class: "bar" }, h("label", {}, "view", view),
       h("a", { href: `/api/messages/${encodeURIComponent(m.offsetMsgId)}/body`, download: "" }, "download")), bodyPre,
+    h("h3", {}, "Trace"), trace,
     h("form", { id: "resend-form", onsubmit: (ev) => { ev.preventDefault(); guarded(async () => {
       const r = await api("POST", "/api/messages/resend", { group: group.value, clientId: client.value, msgIds: [m.offsetMsgId], topic: m.topic });
       out.replaceChildren(...r.results.map((x) => h("div", { class: x.ok ? "ok" : "err" }, `${x.msgId}: ${x.ok ? x.result : x.error}`)));

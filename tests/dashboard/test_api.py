@@ -170,6 +170,12 @@ async def test_message_search_detail_and_cursor(dash):
     detail = await asyncio.to_thread(dash.ok, "GET", f"/api/messages/{one.offset_msg_id}")
     assert detail["bodyText"] == "m3" and base64.b64decode(detail["bodyBase64"]) == b"m3"
     assert detail["properties"]["KEYS"] == "batchkey k3" and detail["tags"] == "TagA"
+    trace = await asyncio.to_thread(dash.ok, "GET", f"/api/messages/{one.msg_id}/trace")
+    try:
+        import client.trace.trace_view  # noqa: F401 - the trace module (message tracing) may be in this build
+        assert trace["available"] is True and trace["traces"] == []  # the producer did not trace
+    except ImportError:
+        assert trace == {"available": False, "traces": []}
     status, headers, body = await asyncio.to_thread(dash.call, "GET", f"/api/messages/{one.offset_msg_id}/body",
                                                     raw=True)
     assert status == 200 and body == b"m3" and "attachment" in headers["Content-Disposition"]
