@@ -18,8 +18,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 
-from client.admin import MQAdmin
-from client.admin_ext import MQAdminExt
+from client.admin_ext import MQAdminExt as MQAdmin  # MQAdmin with the batched reads the --json commands use
 from client.exceptions import MQBrokerError, MQClientError
 from client.message import Message, MessageQueue
 from client.producer import Producer
@@ -611,13 +610,13 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (help_text, setup, _fn) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.add_argument("-n", dest="namesrvAddr", help="Name server address list, eg: '192.168.0.1:9876;192.168.0.2:9876'")
-        p.add_argument("--json", dest="json", action="store_true", help="print the result as JSON")
         setup(p)
+        p.add_argument("--json", dest="json", action="store_true", help="print the result as JSON")
     return parser
 
 
 async def _run(args) -> None:
-    admin = MQAdminExt(args.namesrvAddr or os.environ.get("NAMESRV_ADDR"))
+    admin = MQAdmin(args.namesrvAddr or os.environ.get("NAMESRV_ADDR"))
     try:
         if args.json:
             if args.cmd not in JSON_DATA:
