@@ -226,6 +226,9 @@ async def test_groups_progress_reset_skip_and_resend(dash):
         groups = await asyncio.to_thread(dash.ok, "GET", "/api/groups?" + _q(q="ApiGroup"))
         row = next(g for g in groups["groups"] if g["group"] == group)
         assert row["system"] is False
+        # read live, a page costs the cluster info, two reads per broker and one per row shown
+        status, headers, page = await asyncio.to_thread(dash.call, "GET", "/api/groups?fresh=1&limit=3")
+        assert status == 200 and len(page["groups"]) == 3 and page["total"] > 3 and headers["X-RPC-Count"] == "8"
         system = await asyncio.to_thread(dash.ok, "GET", "/api/groups?system=0")
         assert "TOOLS_CONSUMER" not in {g["group"] for g in system["groups"]} and group in {
             g["group"] for g in system["groups"]}
