@@ -68,6 +68,23 @@ def run_async(coro):
     return out.get("value")
 
 
+class LoopThread:
+    """An event loop in another thread for clients that must live across several browser steps."""
+
+    def __init__(self):
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coro, timeout: float = 120):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
+
+
 class Watched:
     """A page whose requests and console errors are recorded."""
 
@@ -235,3 +252,80 @@ def test_reset_offset_through_the_form_changes_the_lag(page, dash):
     page.open("#/groups")
     page.page.get_by_role("cell", name=group, exact=True).wait_for()
     page.shot("groups")
+
+
+def test_dlq_select_and_resend_and_time_search_pages(page, dash):
+    ns = dash.cluster.namesrv_addr
+    topic, group = "WebDlq", "WebDlqGroup"
+    dash.ok("POST", "/api/topics", {"topic": topic, "readQueueNums": 1, "writeQueueNums": 1})
+    state = {"failing": True, "got": []}
+
+    async def into_dlq_then_succeed():
+        async def listener(msgs, ctx):
+            state["got"].extend(msgs)
+            return ConsumeConcurrentlyStatus.RECONSUME_LATER if state["failing"] else \
+                ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+        async with Producer("WebDlqProducer", ns) as prod:
+            async def first():
+                try:
+                    return await prod.send(Message(topic, b"d-probe"))
+                except Exception:
+                    return None
+
+            await async_wait_until(first, 20)
+            for i in range(3):
+                await prod.send(Message(topic, f"d{i}".encode()))
+        c = PushConsumer(group, ns, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+                         max_reconsume_times=0)
+        c.subscribe(topic, "*")
+        c.register_message_listener(listener)
+        await c.start()
+
+        def in_dlq():
+            status, _h, data = dash.call("GET", f"/api/dlq/{group}")
+            return status == 200 and len(data["messages"]) >= 4
+
+        await async_wait_until(in_dlq, 30, interval=0.2)
+        state["failing"] = False
+
+        async def owned():
+            await c.instance.update_topic_routes()
+            await c.instance.do_rebalance()
+            return any(mq.topic == f"%RETRY%{group}" for mq in c.rebalance.process_queue_table)
+
+        await async_wait_until(owned, 20, interval=0.2)
+        return c
+
+    lt = LoopThread()
+    consumer = lt.run(into_dlq_then_succeed())
+    try:
+        page.open("#/dlq")
+        page.page.fill("#dlq-group", group)
+        page.page.press("#dlq-group", "Enter")
+        picks = page.page.locator(".dlq-pick")
+        picks.nth(3).wait_for()
+        assert picks.count() == 4
+        picks.nth(1).check()
+        picks.nth(2).check()
+        page.page.click("#dlq-resend")
+        results = page.page.locator("#dlq-results .ok")
+        results.nth(1).wait_for()
+        assert results.count() == 2 and "resent as" in results.nth(0).text_content()
+        page.shot("dlq")
+        wait_until(lambda: sum(1 for m in state["got"] if m.reconsume_times == 0 and m.topic == topic) >= 6, 30)
+    finally:
+        lt.run(consumer.shutdown())
+        lt.close()
+
+    # the time search pages through the topic with "Next page"
+    page.open("#/messages")
+    page.page.select_option("#search-mode", "time")
+    page.page.fill("#search-topic", topic)
+    page.page.fill("#search-begin", (datetime.datetime.now() - datetime.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M"))
+    page.page.fill("#search-end", (datetime.datetime.now() + datetime.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M"))
+    page.page.evaluate("document.querySelector('#search-form').requestSubmit()")
+    rows = page.page.locator("#results tbody tr")
+    rows.first.wait_for()
+    assert rows.count() == 4  # the probe and three messages, one page (32 a page)
+    assert page.page.locator("#next-page").count() == 0
