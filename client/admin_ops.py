@@ -402,6 +402,8 @@ def message_to_dict(m: MessageExt, with_body: bool = False) -> dict:
         "bornTimestamp": m.born_timestamp, "storeTimestamp": m.store_timestamp,
         "bornHost": f"{m.born_host[0]}:{m.born_host[1]}", "storeHost": f"{m.store_host[0]}:{m.store_host[1]}",
         "reconsumeTimes": m.reconsume_times, "sysFlag": m.sys_flag, "bodySize": len(m.body),
+        # a retried or dead message keeps the topic it was first sent to in RETRY_TOPIC
+        "originTopic": m.properties.get("RETRY_TOPIC") or m.topic,
     }
     if with_body:
         d["properties"] = dict(m.properties)

@@ -351,7 +351,7 @@ async function pageDlq() {
     msgs = r.messages;
     list.replaceChildren(h("p", { class: "muted" }, `${msgs.length} message(s) in the DLQ`),
       table([[""], ["Message id"], ["Original topic"], ["Tags"], ["Keys"], ["Stored"]],
-        msgs.map((m) => ({ data: m, cells: [h("input", { type: "checkbox", class: "dlq-pick", value: m.offsetMsgId }), m.msgId, m.topic, m.tags, m.keys, fmtTime(m.storeTimestamp)] }))),
+        msgs.map((m) => ({ data: m, cells: [h("input", { type: "checkbox", class: "dlq-pick", value: m.offsetMsgId }), m.msgId, m.originTopic, m.tags, m.keys, fmtTime(m.storeTimestamp)] }))),
       h("button", { id: "dlq-resend", onclick: () => guarded(resend) }, "Resend selected"));
   }
   async function resend() {

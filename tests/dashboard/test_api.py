@@ -320,6 +320,8 @@ async def test_dlq_list_and_resend_selected(dash):
             return status == 200 and len(r["messages"]) >= 4 and r
 
         dlq = await async_wait_until(in_dlq, 30, what="messages in the DLQ")
+        assert {m["originTopic"] for m in dlq["messages"]} == {topic}
+        assert {m["topic"] for m in dlq["messages"]} == {f"%DLQ%{group}"}
         by_body = {}
         for m in dlq["messages"]:
             detail = await asyncio.to_thread(dash.ok, "GET", f"/api/messages/{m['offsetMsgId']}")

@@ -306,6 +306,7 @@ def test_dlq_select_and_resend_and_time_search_pages(page, dash):
         picks = page.page.locator(".dlq-pick")
         picks.nth(3).wait_for()
         assert picks.count() == 4
+        assert page.page.get_by_role("cell", name=topic, exact=True).count() == 4  # the original topic shown
         picks.nth(1).check()
         picks.nth(2).check()
         page.page.click("#dlq-resend")
