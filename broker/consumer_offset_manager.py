@@ -52,6 +52,14 @@ class ConsumerOffsetManager(ConfigManager):
                 out.add(t)
         return out
 
+    def topics_by_group(self) -> dict[str, set[str]]:
+        """group -> its topics, in one pass (which_topic_by_consumer per group is a pass each)."""
+        out: dict[str, set[str]] = {}
+        for k in self.table:
+            t, _, g = k.rpartition(TOPIC_GROUP_SEPARATOR)
+            out.setdefault(g, set()).add(t)
+        return out
+
     def which_group_by_topic(self, topic: str) -> set[str]:
         out = set()
         for k in self.table:

@@ -83,11 +83,13 @@ class MQAdmin:
     """Admin operations; ``async with MQAdmin("127.0.0.1:9876") as admin: ...``."""
 
     def __init__(self, namesrv_addr: str | None = None, timeout: float = 5.0, *,
-                 credentials: SessionCredentials | None = None, use_tls: bool = False):
+                 credentials: SessionCredentials | None = None, use_tls: bool = False,
+                 api_class: type[MQClientAPI] = MQClientAPI):
+        # api_class: the dashboard passes a subclass that counts RPCs per page view
         cfg = ClientConfig(namesrv_addr=namesrv_addr) if namesrv_addr else ClientConfig()
         cfg.credentials, cfg.use_tls = credentials, use_tls
         self.remoting = RemotingClient(name="mqadmin", ssl_context=cfg.ssl_context())
-        self.api = MQClientAPI(self.remoting, cfg.namesrv_list(), timeout, rpc_hook=cfg.rpc_hook())
+        self.api = api_class(self.remoting, cfg.namesrv_list(), timeout, rpc_hook=cfg.rpc_hook())
         self.timeout = timeout
 
     async def close(self) -> None:

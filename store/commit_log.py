@@ -285,6 +285,10 @@ class CommitLog:
             return -1
         return first.file_from_offset
 
+    def runtime_extra(self) -> dict[str, str]:
+        """Keys this CommitLog adds to the broker's runtime info (the DLedger one: its role, term, lag)."""
+        return {}
+
     def get_max_offset(self) -> int:
         return self.mapped_file_queue.get_max_offset()
 

@@ -949,5 +949,6 @@ class DefaultMessageStore:
                 pass
         if self.group_commit is not None:
             info["groupCommitFsyncCount"] = str(self.group_commit.fsync_count)
+        info.update(cl.runtime_extra())
         info["timestamp"] = str(int(time.time() * 1000))
         return info

@@ -222,6 +222,16 @@ class DLedgerCommitLog(CommitLog):
             self.storage.data.destroy()
             self.storage.index.destroy()
 
+    def runtime_extra(self) -> dict[str, str]:
+        core = self.server.core if self.server is not None else None
+        if core is None:
+            return {}
+        ms = core.member_state
+        return {"dLedgerGroup": self.dledger_config.group, "dLedgerSelfId": core.self_id,
+                "dLedgerRole": core.role.name, "dLedgerTerm": str(core.term), "dLedgerLeader": core.leader_id or "",
+                "dLedgerCommittedIndex": str(ms.committed_index), "dLedgerEndIndex": str(ms.ledger_end_index),
+                "dLedgerCommitLag": str(max(0, ms.ledger_end_index - ms.committed_index))}
+
     def _following(self) -> tuple[int, str] | None:
         s = self.server
         core = s.core if s is not None else None

@@ -20,6 +20,8 @@ ALLOWED = {
     "store": {"common", "remoting", "dledger", "store"},
     "broker": {"common", "remoting", "dledger", "store", "broker"},
     "namesrv": {"common", "remoting", "namesrv"},
+    # the web dashboard sits on the client (its admin layer)
+    "dashboard": {"common", "remoting", "client", "dashboard"},
     "client": {"common", "remoting", "client"},
     # the embedded cluster runs the server side in-process: on top of broker and namesrv
     "embedded": {"common", "remoting", "dledger", "store", "broker", "namesrv", "embedded"},

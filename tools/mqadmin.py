@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import json
 import logging
 import os
@@ -17,7 +18,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 
-from client.admin import MQAdmin
+from client.admin_ext import MQAdminExt as MQAdmin  # MQAdmin with the batched reads the --json commands use
 from client.exceptions import MQBrokerError, MQClientError
 from client.message import Message, MessageQueue
 from client.producer import Producer
@@ -25,12 +26,13 @@ from common.message import MessageConst, MessageExt
 from common.perm import PermName
 from common.topic_validator import check_topic, validate_group
 from remoting import RemotingError, new_event_loop
-from remoting.body.route import MASTER_ID
 from remoting.body.subscription_group import SubscriptionGroupConfig
 from remoting.body.topic_config import TopicConfig
 
 Command = Callable[[MQAdmin, argparse.Namespace], Awaitable[None]]
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Command]] = {}
+# --json: command name -> coroutine returning the command's data (client.admin_ops' plain data)
+JSON_DATA: dict[str, Callable[[MQAdmin, argparse.Namespace], Awaitable[object]]] = {}
 
 
 class UsageError(Exception):
@@ -40,6 +42,22 @@ class UsageError(Exception):
 def command(name: str, help_text: str, setup: Callable[[argparse.ArgumentParser], None]):
     def deco(fn: Command) -> Command:
         COMMANDS[name] = (help_text, setup, fn)
+        return fn
+
+    return deco
+
+
+def data_command(name: str, help_text: str, setup: Callable[[argparse.ArgumentParser], None],
+                 printer: Callable[[argparse.Namespace, object], None]):
+    """Register a command whose coroutine returns data: ``printer`` prints it as text, ``--json`` as JSON."""
+
+    def deco(fn: Callable[[MQAdmin, argparse.Namespace], Awaitable[object]]):
+        JSON_DATA[name] = fn
+
+        async def text(admin, args) -> None:
+            printer(args, await fn(admin, args))
+
+        COMMANDS[name] = (help_text, setup, text)
         return fn
 
     return deco
@@ -566,118 +584,12 @@ async def send_message(admin: MQAdmin, args) -> None:
     print(f"{r.message_queue.brokerName:<32s}  {r.message_queue.queueId:<4d}  {r.send_status.value:<20s}  {r.msg_id}")
 
 
-def _setup_consume_message(p):
-    p.add_argument("-t", dest="topic", required=True)
-    p.add_argument("-b", dest="brokerName")
-    p.add_argument("-i", dest="queueId", type=int)
-    p.add_argument("-o", dest="offset", type=int)
-    p.add_argument("-g", dest="consumerGroup")
-    p.add_argument("-s", dest="beginTimestamp", type=int)
-    p.add_argument("-e", dest="endTimestamp", type=int)
-    p.add_argument("-c", dest="messageNumber", type=int, default=128)
-
-
-@command("consumeMessage", "Consume message", _setup_consume_message)
-async def consume_message(admin: MQAdmin, args) -> None:
-    mqs = await admin.subscribe_queues(_topic(args.topic))
-    if args.brokerName is not None:
-        mqs = [q for q in mqs if q.brokerName == args.brokerName]
-    if args.queueId is not None:
-        mqs = [q for q in mqs if q.queueId == args.queueId]
-    if not mqs:
-        raise MQClientError("no such message queue")
-    left = max(args.messageNumber, 0)
-    for mq in mqs:
-        addr = None
-        route = await admin.topic_route(args.topic)
-        for bd in route.brokerDatas:
-            if bd.brokerName == mq.brokerName:
-                addr = bd.brokerAddrs.get(MASTER_ID) or bd.select_broker_addr()
-        lo = await admin.api.get_min_offset(addr, mq)
-        hi = await admin.api.get_max_offset(addr, mq)
-        if args.beginTimestamp is not None:
-            lo = max(lo, await admin.api.search_offset(addr, mq, args.beginTimestamp))
-        if args.offset is not None:
-            lo = max(lo, args.offset)
-        if args.endTimestamp is not None:
-            hi = min(hi, await admin.api.search_offset(addr, mq, args.endTimestamp))
-        off = lo
-        while off < hi and left > 0:
-            msgs = await admin.query_message_by_offset(args.topic, mq.brokerName, mq.queueId, off, min(32, left))
-            if not msgs:
-                break
-            for m in msgs:
-                if left <= 0:
-                    break
-                mid = m.properties.get(MessageConst.UNIQ_KEY) or m.msg_id
-                print(f"MSGID: {mid} QUEUE: {mq.brokerName}:{mq.queueId} OFFSET: {m.queue_offset} "
-                      f"TAGS: {m.properties.get(MessageConst.TAGS, '')} BODY: {m.body.decode('utf-8', 'replace')}")
-                left -= 1
-            off = msgs[-1].queue_offset + 1
-    print("Consume ok")
-
-
-# -- consume queues and producers (admin extras) ------------------------------------------------------------------
-
-
-def _setup_query_cq(p):
-    p.add_argument("-t", dest="topic", required=True)
-    p.add_argument("-q", dest="queueId", type=int, required=True, help="queue num, ie. 1")
-    p.add_argument("-i", dest="index", type=int, required=True, help="start queue index.")
-    p.add_argument("-c", dest="count", type=int, default=10, help="how many.")
-    p.add_argument("-b", dest="brokerAddr", help="broker addr.")
-    p.add_argument("-g", dest="consumerGroup", help="consumer group.")
-
-
-@command("queryCq", "Query cq command.", _setup_query_cq)
-async def query_cq(admin: MQAdmin, args) -> None:
-    topic = _topic(args.topic)
-    group = _group(args.consumerGroup) if args.consumerGroup else None
-    addr = args.brokerAddr
-    if not addr:
-        route = await admin.topic_route(topic)
-        addrs = route.brokerDatas[0].brokerAddrs if route.brokerDatas else {}
-        if MASTER_ID not in addrs:
-            raise MQClientError("No topic route data!")
-        addr = addrs[MASTER_ID]
-    body = await admin.query_consume_queue(addr, topic, args.queueId, args.index, args.count, group)
-    sep = "======================================"
-    if body.subscriptionData is not None:
-        pretty = json.dumps(body.subscriptionData.to_dict(), ensure_ascii=False, indent="\t", separators=(",", ":"))
-        print(f"Subscription data: \n{pretty}")
-        print(sep)
-    if body.filterData is not None:
-        print(f"Filter data: \n{body.filterData}")
-        print(sep)
-    print(f"Queue data: \nmax: {body.maxQueueIndex}, min: {body.minQueueIndex}")
-    print(sep)
-    for i, unit in enumerate(body.queueData or [], args.index):
-        print(f"idx: {i}")
-        print(unit)
-        print(sep)
-
-
-def _setup_producer(p):
-    p.add_argument("-b", dest="brokerAddr", required=True, help="broker address")
-
-
-@command("producer", "Query producer's instances, connection, status, etc.", _setup_producer)
-async def producer_info(admin: MQAdmin, args) -> None:
-    table = await admin.get_all_producer_info(args.brokerAddr)
-    for group, instances in table.data.items():
-        if not instances:
-            print(f"producer group ({group}) instances are empty")
-            continue
-        for p in instances:
-            print(f"producer group ({group}) instance : {p}")
-
-
 # -- main ---------------------------------------------------------------------------------------------------------------
 
 # Commands in other modules register with @command here when imported. Run as ``-m tools.mqadmin``
 # this file is __main__ and the add-ons register into the imported ``tools.mqadmin``, whose main()
 # the ``__main__`` block below runs.
-from tools import mqadmin_acl, mqadmin_trace  # noqa: E402,F401  (ACL commands and options; queryMsgTraceById)
+from tools import mqadmin_acl  # noqa: E402  (ACL commands, and the credential options every command takes)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -686,7 +598,19 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+# Modules whose commands register themselves on import (with @command / @data_command of this module);
+# imported when the parser is built, once this module is complete.
+PLUGINS = (
+    "tools.mqadmin_consume",
+    "tools.mqadmin_ops",
+    "tools.mqadmin_more",
+    "tools.mqadmin_trace",
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    for mod in PLUGINS:
+        importlib.import_module(mod)
     parser = _Parser(prog="mqadmin", description="RocketMQ admin tool (Python)")
     sub = parser.add_subparsers(dest="cmd", metavar="<command>", parser_class=_Parser)
     for name, (help_text, setup, _fn) in COMMANDS.items():
@@ -694,6 +618,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("-n", dest="namesrvAddr", help="Name server address list, eg: '192.168.0.1:9876;192.168.0.2:9876'")
         mqadmin_acl.add_global_options(p)
         setup(p)
+        p.add_argument("--json", dest="json", action="store_true", help="print the result as JSON")
     return parser
 
 
@@ -701,6 +626,12 @@ async def _run(args) -> None:
     admin = MQAdmin(args.namesrvAddr or os.environ.get("NAMESRV_ADDR"),
                     credentials=mqadmin_acl.credentials_from(args), use_tls=args.useTLS)
     try:
+        if args.json:
+            if args.cmd not in JSON_DATA:
+                raise UsageError("--json is not supported by this command")
+            data = await JSON_DATA[args.cmd](admin, args)
+            print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+            return
         await COMMANDS[args.cmd][2](admin, args)
     finally:
         await admin.close()
@@ -724,12 +655,13 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         sys.stderr.write(f"{args.cmd} command failed: {e}\n")
         return 2
-    except (MQClientError, MQBrokerError, RemotingError, ValueError, OSError) as e:
+    except (MQClientError, MQBrokerError, RemotingError, ValueError, LookupError, OSError, TimeoutError) as e:
         sys.stderr.write(f"{args.cmd} command failed: {' '.join(str(e).split())}\n")
         return 1
     finally:
         loop.close()
     return 0
+
 
 
 if __name__ == "__main__":

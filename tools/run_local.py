@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 
 from common.config import ConfigError, load_properties_file
+from dashboard.config import DashboardConfig
+from dashboard.runner import start_dashboard
 from embedded.cluster import EmbeddedCluster
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,19 +50,28 @@ def cluster_from_file(conf: str, namesrv_port: int, brokers: int = 1) -> Embedde
     )
 
 
-async def serve(cluster: EmbeddedCluster) -> int:
+async def serve(cluster: EmbeddedCluster, dashboard_port: int = 8082) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await cluster.start()
+    dashboard = None
     try:
         print(f"run: NameServer listening on {cluster.namesrv_addr}", flush=True)
         for b in cluster.brokers:
             print(f"run: Broker {b.name} listening on {b.addr}, store {b.config_file.parent / b.node}", flush=True)
+        if dashboard_port:
+            try:  # optional: the cluster runs on without it
+                dashboard = await start_dashboard(DashboardConfig(cluster.namesrv_addr, port=dashboard_port))
+                print(f"run: dashboard on http://127.0.0.1:{dashboard_port}/", flush=True)
+            except OSError as e:
+                print(f"run: the dashboard did not start ({e}); running without it", file=sys.stderr, flush=True)
         print("run: press Ctrl-C to stop", flush=True)
         await stop.wait()
     finally:
+        if dashboard is not None:
+            await dashboard.cleanup()
         await cluster.stop()
         print("run: stopped", flush=True)
     return 0
@@ -71,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--namesrv-port", type=int, default=9876)
     ap.add_argument("--broker-conf", default=str(ROOT / "conf" / "broker.conf"))
     ap.add_argument("--namesrv-only", action="store_true", help="start the NameServer alone")
+    ap.add_argument("--dashboard-port", type=int, default=8082, help="web dashboard on 127.0.0.1 (0: none)")
     args = ap.parse_args(argv)
     logging.basicConfig(
         level=os.environ.get("ROCKETMQ_LOG_LEVEL", "INFO"),
@@ -81,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         cluster = cluster_from_file(args.broker_conf, args.namesrv_port, 0 if args.namesrv_only else 1)
         import uvloop
 
-        return uvloop.run(serve(cluster))
+        return uvloop.run(serve(cluster, args.dashboard_port))
     except (ConfigError, OSError) as e:
         print(f"run: error: {e}", file=sys.stderr)
         return 1

@@ -145,10 +145,11 @@ class GroupAdminProcessor:
         only_order = str((req.ext_fields or {}).get("isOrder", "false")).lower() == "true"
         groups_out = []
         total_diff = 0
+        topics_of = self.offsets.topics_by_group()
         for group in list(self.groups.table):
             g = self.consumers.get_consumer_group_info(group)
             per_group = []
-            for topic in sorted(self.offsets.which_topic_by_consumer(group)):
+            for topic in sorted(topics_of.get(group, ())):
                 tc = self.topics.select_topic_config(topic)
                 if tc is None or (only_order and not tc.order):
                     continue

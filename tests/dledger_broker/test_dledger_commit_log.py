@@ -94,6 +94,11 @@ async def test_records_are_entry_bodies_with_patched_offsets(tmp_path):
         # nothing beyond the committed end is readable
         end = s.commit_log.get_max_offset()
         assert s.commit_log.get_message(end, 1) is None
+        # the runtime info names the DLedger group, role, term and commit lag (the dashboard shows them)
+        info = s.runtime_info()
+        assert info["dLedgerRole"] == "LEADER" and info["dLedgerLeader"] == info["dLedgerSelfId"]
+        assert info["dLedgerGroup"] and int(info["dLedgerTerm"]) >= 0 and info["dLedgerCommitLag"] == "0"
+        assert int(info["dLedgerCommittedIndex"]) == int(info["dLedgerEndIndex"]) >= 30
     finally:
         await s.shutdown()
     # restart: the consume queues and the DLedger log agree, queue offsets continue
