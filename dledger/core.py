@@ -125,7 +125,7 @@ class DLedgerCore:
             self.ctx.respond(self._error_reply(msg, code))
             return
         if isinstance(msg, VoteRequest):
-            self.ctx.respond(self.elector.handle_vote(msg))
+            self.ctx.respond(self.elector.handle_pre_vote(msg) if msg.pre_vote else self.elector.handle_vote(msg))
         elif isinstance(msg, HeartBeatRequest):
             self.ctx.respond(self.elector.handle_heartbeat(msg))
         elif isinstance(msg, PushEntryRequest):

@@ -66,6 +66,7 @@ log = logging.getLogger("dledger")
 
 _RPC_TIMEOUT_S = 3.0
 _CLEAN_INTERVAL_S = 10.0
+_MAX_CATCH_UP_S = 10.0
 _PEER_CODES = (RequestCode.VOTE, RequestCode.HEART_BEAT, RequestCode.PUSH, RequestCode.LEADERSHIP_TRANSFER)
 
 
@@ -96,6 +97,7 @@ class DLedgerServer:
         noop_on_election: bool = True,
         async_flush: bool = False,
     ):
+        config.check_timing()
         self.config = config
         self.peers = config.peer_map()
         self._storage = storage
@@ -266,12 +268,24 @@ class DLedgerServer:
                 log.exception("dledger %s: flush failed", self.config.selfId)
 
     async def _tick_loop(self) -> None:
+        """One core tick per ``tickIntervalMs`` of wall time: a loop that ran late (busy with
+        sends, or the process was paused) ticks the missed ticks now, so heartbeat and election
+        timeouts are wall-clock durations (a busy follower still notices a silent leader in
+        time; a leader resumed after SIGSTOP sees at once that it lost its quorum). At most
+        ``_MAX_CATCH_UP_S`` of missed time is replayed; older time is dropped."""
         loop = asyncio.get_running_loop()
         interval = self.config.tickIntervalMs / 1000.0
+        max_behind = max(1, int(_MAX_CATCH_UP_S / interval))
         next_at = loop.time()
         while True:
-            self.core.tick()
-            self._process_ready()
+            behind = int((loop.time() - next_at) / interval) if loop.time() > next_at else 0
+            if behind > max_behind:
+                next_at += (behind - max_behind) * interval
+                behind = max_behind
+            for _ in range(behind + 1):
+                self.core.tick()
+                self._process_ready()
+            next_at += behind * interval
             now = loop.time()
             if now - self._last_checkpoint >= self.config.checkPointInterval / 1000.0:
                 self._last_checkpoint = now

@@ -42,6 +42,7 @@ import logging
 import struct
 from collections import OrderedDict
 
+from common.config import ConfigError
 from common.message import BLANK_MAGIC_CODE, MessageExtBatch, MessageExtBrokerInner
 from dledger.config import DLedgerConfig
 from dledger.entry import BODY_OFFSET
@@ -91,6 +92,12 @@ def dledger_config_from_store(sc: MessageStoreConfig, legacy_files: bool = False
     c.mappedFileSizeForEntryData = sc.mappedFileSizeCommitLog
     c.preferredLeaderIds = sc.preferredLeaderId or ""
     c.enableBatchPush = sc.enableBatchPush
+    c.heartBeatTimeIntervalMs = sc.heartBeatTimeIntervalMs
+    c.maxHeartBeatLeak = sc.maxHeartBeatLeak
+    c.minVoteIntervalMs = sc.minVoteIntervalMs
+    c.maxVoteIntervalMs = sc.maxVoteIntervalMs
+    c.enablePreVote = sc.enablePreVote
+    c.enableCheckQuorum = sc.enableCheckQuorum
     c.deleteWhen = sc.deleteWhen
     c.diskSpaceRatioToCheckExpired = sc.diskMaxUsedSpaceRatio / 100.0
     if legacy_files:
@@ -156,6 +163,11 @@ class DLedgerCommitLog(CommitLog):
             return False
         legacy = len(self.mapped_file_queue.mapped_files) > 0
         self.dledger_config = cfg = dledger_config_from_store(self.config, legacy)
+        try:
+            cfg.check_timing()
+        except ConfigError as e:
+            log.error("cannot start the DLedger commit log: %s", e)
+            return False
         try:
             self.storage = DLedgerMmapFileStore(
                 cfg.default_path(),
