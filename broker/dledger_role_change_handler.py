@@ -12,8 +12,9 @@ task draining a queue, RocketMQ's single-threaded executor):
   registers), then sync the metadata from it right away instead of at the next 10 s run;
 * LEADER: wait until this node is still the leader of that term and its store
   has dispatched everything (log empty, or ledger end == committed index and the
-  reput is not behind), rebuild the queue-offset table from the consume queues,
-  then become master (brokerId 0). Leadership lost while waiting: nothing.
+  reput is not behind); refuse for good when a peer's dividedCommitlogOffset is
+  larger (dledger_divided_offset_check.py); rebuild the queue-offset table from the
+  consume queues, then become master (brokerId 0). Leadership lost while waiting: nothing.
 
 The broker's ``change_role`` does the rest (store role, read-only processors,
 schedule and transaction services via its role-change listeners, SlaveSynchronize,
@@ -27,6 +28,7 @@ import logging
 import re
 from typing import Any
 
+from broker.dledger_divided_offset_check import DividedOffsetCheck
 from dledger.protocol import Role
 from store.config import BrokerRole
 
@@ -65,10 +67,14 @@ class DLedgerRoleChangeHandler:
         self._following: tuple[int, str | None] | None = None  # (term, DLedger leader id) followed
         self._master_of: dict[str, str] = {}  # DLedger leader id -> its broker address, as learnt
         self.handled: list[tuple[Role, int]] = []  # what was acted on, in order (diagnostics)
+        self.divided_check = DividedOffsetCheck(self.commit_log, lambda: broker.client,
+                                                self.store.config.storePathRootDir)
 
     def install(self) -> DLedgerRoleChangeHandler:
         """Subscribe to the commit log's role changes and stop with the broker."""
         self.commit_log.role_listener = self.on_role_change
+        self.divided_check.install()
+        self.broker.add_service(self.divided_check.start, self.divided_check.stop)
         self.broker.add_service(None, self.stop)
         self.broker.dledger_role_change_handler = self
         return self
@@ -90,7 +96,7 @@ class DLedgerRoleChangeHandler:
 
     async def _handle(self, role: Role, term: int, leader_id: str | None = None) -> None:
         if role is Role.LEADER:
-            if await self._wait_caught_up(term):
+            if await self._wait_caught_up(term) and await self.divided_check.may_lead() and self._still_leader(term):
                 self.store.commit_log.topic_queue_table = self.store.consume_queues.max_offsets()
                 self.handled.append((role, term))
                 self._master_of[self.self_id] = self.broker.identity.broker_addr

@@ -177,6 +177,10 @@ class DLedgerCore:
         self.pusher.on_appended(entry)
         return entry
 
+    def forbid_leadership(self) -> None:
+        """Never lead from now on (step down if leading); voting and following go on."""
+        self.elector.forbid_leadership()
+
     def transfer_leadership(self, transferee: str) -> int:
         """Leader: hand leadership to ``transferee``. Returns an id matched by a later
         TransferResult; DLedgerError when a precondition fails (spec §5)."""

@@ -96,6 +96,7 @@ class LeaderElector:
         self.hb_leak = self.cfg.maxHeartBeatLeak
         self.election_timeout = self.hb_leak * self.hb_interval
         self.pre_vote_passed_term = -1  # a quorum granted the pre-vote for this term + 1
+        self.may_lead = True  # False: this member never stands for election (see forbid_leadership)
         self.last_leader_heartbeat = 0
         self.last_send_heartbeat = -(1 << 62)
         self.last_succ_heartbeat = 0
@@ -279,9 +280,25 @@ class LeaderElector:
         return reply(C.TERM_NOT_READY)
 
     # ------------------------------------------------------------------ candidate
+    def forbid_leadership(self) -> None:
+        """This member must not lead (its driver found its data unfit, e.g. a commit log that does not
+        match the group's): step down if leading, and never stand for election again. It still votes
+        and follows."""
+        self.may_lead = False
+        if self.ms.is_leader():
+            self.hb_round = None
+            self.change_role_to_candidate(self.ms.curr_term)
+
     def _maintain_as_candidate(self) -> None:
         ms = self.ms
         now = self.ctx.now
+        if not self.may_lead:
+            # never stands, but still enters a larger term it saw (or its votes stay "not ready")
+            self.vote_round = None
+            if self.need_increase_term_immediately:
+                self.need_increase_term_immediately = False
+                ms.next_term()
+            return
         r = self.vote_round
         if r is not None:
             if now >= r.deadline:

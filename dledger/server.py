@@ -93,6 +93,7 @@ class DLedgerServer:
         storage: Storage | None = None,
         on_role_change: Callable[[Role, int, str | None], Any] | None = None,
         on_committed: Callable[[list[DLedgerEntry]], Any] | None = None,
+        metadata_extra: Callable[[], dict] | None = None,
         rng: random.Random | None = None,
         noop_on_election: bool = True,
         async_flush: bool = False,
@@ -106,6 +107,7 @@ class DLedgerServer:
         self._flusher: asyncio.Task | None = None
         self.on_role_change = on_role_change
         self.on_committed = on_committed
+        self.metadata_extra = metadata_extra  # fields the caller adds to METADATA answers
         self._rng = rng
         self._noop = noop_on_election
         self.core: DLedgerCore | None = None
@@ -237,6 +239,12 @@ class DLedgerServer:
         self._transfers[rid] = fut
         self._schedule_ready()
         return await fut
+
+    def forbid_leadership(self) -> None:
+        """This member must never lead (its caller found its data unfit): it steps down if it leads."""
+        if self.core is not None and not self._stopped:
+            self.core.forbid_leadership()
+            self._schedule_ready()
 
     def leader_lost(self, term: int | None = None) -> bool:
         """The caller knows the leader is gone (e.g. its process died): a follower of
@@ -532,4 +540,6 @@ class DLedgerServer:
             "term": self.core.term,
             "peers": dict(self.peers),
         }
+        if self.metadata_extra is not None:
+            body = {**self.metadata_extra(), **body}
         return req.response_to(200, body=fastjson.dumps(body))

@@ -183,6 +183,8 @@ class DLedgerCommitLog(CommitLog):
             storage=self.storage,
             on_role_change=self._on_role_change,
             on_committed=self._on_committed,
+            # peers compare it before one of them becomes master (broker/dledger_divided_offset_check.py)
+            metadata_extra=lambda: {"dividedCommitlogOffset": self.divided_commitlog_offset},
             async_flush=True,  # DLedger's FlushDataService: flushed every flushFileInterval ms
         )
         return True

@@ -19,6 +19,7 @@ from dledger.protocol import DLedgerError, HeartBeatRequest, Role, VoteRequest, 
 from dledger.protocol import DLedgerResponseCode as C
 from dledger.storage import MemoryStorage
 from store.config import MessageStoreConfig
+from tests.dledger.chaos import commit_one
 from tests.dledger.simnet import Cluster, fast_config
 
 IDS = ["n0", "n1", "n2"]
@@ -193,3 +194,30 @@ def test_failover_within_3s_with_the_broker_timing(fault):
                                              for n in c.nodes.values()), 1000, "a new leader")
         worst = max(worst, c.now - t0)
     assert worst * 10 <= 3000, f"slowest failover {worst * 10} ms"
+
+
+# ---------------------------------------------------------------- a member that must not lead
+
+@pytest.mark.parametrize("seed", range(1, 6))
+def test_member_forbidden_to_lead_steps_down_never_stands_and_still_follows(seed):
+    """forbid_leadership (a broker whose commit log does not match the group's): it steps down at
+    once, the others elect among themselves, it follows them and enters their terms."""
+    c = settled(seed)
+    ld = c.leader()
+    ld.forbid_leadership()
+    c._drain_ready(ld.self_id)
+    since = len(c.role_log)
+    c.run_until(lambda: c.leader() is not None and c.leader() is not ld, 3000, "another leader")
+    for _ in range(3):  # and again after every failover of the others
+        other = c.leader()
+        c.run_until(lambda other=other: ld.role is Role.FOLLOWER and ld.term == other.term, 2000, "it follows")
+        nid, index = commit_one(c, b"x", 2000)
+        third = next(n for n in c.nodes.values() if n is not ld and n is not other)
+        c.run_until(lambda index=index, third=third: min(ld.committed_index, third.committed_index) >= index
+                    and ld.storage.ledger_end_index == third.storage.ledger_end_index, 2000, "both replicate")
+        c.crash(other.self_id)
+        c.run_until(lambda third=third: third.role is Role.LEADER, 3000, "the third member leads")
+        c.start(other.self_id)
+    assert not any(role is Role.LEADER and n == ld.self_id for _t, n, role, _term in c.role_log[since:])
+    assert ld.role is not Role.LEADER
+    c.full_check()
