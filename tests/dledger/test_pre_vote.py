@@ -221,3 +221,15 @@ def test_member_forbidden_to_lead_steps_down_never_stands_and_still_follows(seed
     assert not any(role is Role.LEADER and n == ld.self_id for _t, n, role, _term in c.role_log[since:])
     assert ld.role is not Role.LEADER
     c.full_check()
+
+
+def test_election_timing_is_checked():
+    from common.config import ConfigError
+    from dledger.config import DLedgerConfig
+
+    DLedgerConfig().check_timing()
+    for bad in ({"heartBeatTimeIntervalMs": 5}, {"maxHeartBeatLeak": 0},
+                {"minVoteIntervalMs": 600, "maxVoteIntervalMs": 500}, {"minVoteIntervalMs": -1}):
+        with pytest.raises(ConfigError) as ei:
+            DLedgerConfig(**bad).check_timing()
+        assert next(iter(bad)) in str(ei.value)
