@@ -37,7 +37,8 @@ __all__ = ["DLedgerRoleChangeHandler", "slave_broker_id"]
 log = logging.getLogger("broker")
 
 _WAIT_STEP_S = 0.01
-_FIND_MASTER_STEP_S = 0.1
+_FIND_MASTER_STEP_S = 0.1  # first pause between registrations, doubled up to _FIND_MASTER_MAX_STEP_S
+_FIND_MASTER_MAX_STEP_S = 2.0
 _FIND_MASTER_FOR_S = 30.0
 
 
@@ -147,13 +148,15 @@ class DLedgerRoleChangeHandler:
         ss = self.broker.slave_synchronize
         loop = asyncio.get_running_loop()
         deadline = loop.time() + _FIND_MASTER_FOR_S
+        step = _FIND_MASTER_STEP_S
         while ss.master_addr is None and self._following == (term, leader_id) and loop.time() < deadline:
             try:
                 await self.broker.register_broker_all(oneway=False)
             except Exception as e:  # noqa: BLE001 - a NameServer may be down: try again
                 log.debug("registering to find the new master failed: %s", e)
             if ss.master_addr is None:
-                await asyncio.sleep(_FIND_MASTER_STEP_S)  # pacing of the retries
+                await asyncio.sleep(step)  # pacing of the retries (a registration carries the topic table)
+                step = min(step * 2, _FIND_MASTER_MAX_STEP_S)
         if ss.master_addr is None or self._following != (term, leader_id):
             return
         self._master_of[leader_id] = ss.master_addr
