@@ -95,7 +95,6 @@ class LeaderElector:
         self.hb_interval = t(self.cfg.heartBeatTimeIntervalMs)
         self.hb_leak = self.cfg.maxHeartBeatLeak
         self.election_timeout = self.hb_leak * self.hb_interval
-        self.pre_vote_passed_term = -1  # a quorum granted the pre-vote for this term + 1
         self.may_lead = True  # False: this member never stands for election (see forbid_leadership)
         self.last_leader_heartbeat = 0
         self.last_send_heartbeat = -(1 << 62)
@@ -352,7 +351,6 @@ class LeaderElector:
             self.cfg.enablePreVote
             and ms.known_max_term_in_group <= ms.curr_term
             and not ms.is_taking_leadership()
-            and self.pre_vote_passed_term != ms.curr_term
         )
 
     def _send_pre_votes(self) -> None:
@@ -375,7 +373,6 @@ class LeaderElector:
         accepted = sum(1 for x in r.replies.values() if x.vote_result is V.ACCEPT)
         if ms.is_quorum(accepted):
             # a quorum would vote for us: enter the new term and ask for real, now
-            self.pre_vote_passed_term = ms.curr_term
             term = ms.next_term()
             self.last_parse_result = ParseResult.WAIT_TO_REVOTE
             self._send_votes(term)
