@@ -66,7 +66,6 @@ log = logging.getLogger("dledger")
 
 _RPC_TIMEOUT_S = 3.0
 _CLEAN_INTERVAL_S = 10.0
-_MAX_CATCH_UP_S = 10.0
 _PEER_CODES = (RequestCode.VOTE, RequestCode.HEART_BEAT, RequestCode.PUSH, RequestCode.LEADERSHIP_TRANSFER)
 
 
@@ -279,11 +278,13 @@ class DLedgerServer:
         """One core tick per ``tickIntervalMs`` of wall time: a loop that ran late (busy with
         sends, or the process was paused) ticks the missed ticks now, so heartbeat and election
         timeouts are wall-clock durations (a busy follower still notices a silent leader in
-        time; a leader resumed after SIGSTOP sees at once that it lost its quorum). At most
-        ``_MAX_CATCH_UP_S`` of missed time is replayed; older time is dropped."""
+        time; a leader resumed after SIGSTOP sees at once that it lost its quorum). At most two
+        election timeouts (plus the vote spread) are replayed, enough for every timeout to fire
+        once; older time is dropped (replaying it would only send rounds nobody can answer)."""
         loop = asyncio.get_running_loop()
-        interval = self.config.tickIntervalMs / 1000.0
-        max_behind = max(1, int(_MAX_CATCH_UP_S / interval))
+        cfg = self.config
+        interval = cfg.tickIntervalMs / 1000.0
+        max_behind = 2 * cfg.ticks(cfg.heartBeatTimeIntervalMs * cfg.maxHeartBeatLeak + cfg.maxVoteIntervalMs)
         next_at = loop.time()
         while True:
             behind = int((loop.time() - next_at) / interval) if loop.time() > next_at else 0
