@@ -7,11 +7,13 @@ every node first). When they do not, RocketMQ 4.9.7 fails silently: an upgraded 
 followers refuse its entries (every send waits 2.5 s and answers "broker busy"), or an
 empty member leads and the classic messages vanish behind queue offsets restarting at 0.
 
-Here each member publishes its divided offset in DLedger METADATA answers. A member about
-to become master compares with its peers: when one of them holds classic messages past
-this member's end (a larger divided offset), this member refuses to lead (DLedger never
-lets it stand again until restarted) and says what to copy. A member whose own log is
-offered a first entry elsewhere than its divided offset (it cannot follow) says the same.
+Here each member with nothing committed in its DLedger log yet publishes its divided offset
+in DLedger METADATA answers (once the group commits, the logs are alike by Raft's rules, and
+legacy files expire at different times on different members). A member about to become master compares
+with its peers: when one of them holds classic messages past this member's end (a larger
+divided offset), this member refuses to lead (DLedger never lets it stand again until
+restarted) and says what to copy. A member whose own log is offered a first entry
+elsewhere than its divided offset (it cannot follow) says the same.
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ class DividedOffsetCheck:
         cfg = commit_log.dledger_config
         self.self_id = cfg.selfId
         self.peers = {p: a for p, a in cfg.peer_map().items() if p != cfg.selfId}
-        self.known: dict[str, int] = {}  # peer id -> its divided offset (fixed while it runs)
+        # peer id -> its divided offset (fixed while it runs), None: it publishes none (it has committed entries)
+        self.known: dict[str, int | None] = {}
         self.refused = False
         self._last_misplaced_log = -_MISPLACED_LOG_EVERY_S
         self._task: asyncio.Task | None = None
@@ -102,8 +105,9 @@ class DividedOffsetCheck:
             d = fastjson.loads(r.body) if r.body else {}
         except Exception:  # noqa: BLE001 - down, paused or not a member of ours: unknown for now
             return
-        if isinstance(d, dict) and isinstance(d.get(METADATA_KEY), int):
-            self.known[peer] = d[METADATA_KEY]
+        if isinstance(d, dict) and r.code == 200 and "term" in d:  # a DLedger member answered
+            v = d.get(METADATA_KEY)
+            self.known[peer] = v if isinstance(v, int) else None
 
     async def may_lead(self) -> bool:
         """Before becoming master: False (and DLedger leadership given up for good) when a peer's
@@ -114,8 +118,8 @@ class DividedOffsetCheck:
         if unknown and self.client() is not None:
             await asyncio.gather(*(self._query(p) for p in unknown))
         mine = self.commit_log.divided_commitlog_offset
-        ahead = {p: d for p, d in self.known.items() if d > mine}
-        behind = {p: d for p, d in self.known.items() if d < mine}
+        ahead = {p: d for p, d in self.known.items() if d is not None and d > mine}
+        behind = {p: d for p, d in self.known.items() if d is not None and d < mine}
         behind = {p: d for p, d in behind.items() if p not in self._warned}
         if behind:
             self._warned.update(behind)

@@ -184,7 +184,7 @@ class DLedgerCommitLog(CommitLog):
             on_role_change=self._on_role_change,
             on_committed=self._on_committed,
             # peers compare it before one of them becomes master (broker/dledger_divided_offset_check.py)
-            metadata_extra=lambda: {"dividedCommitlogOffset": self.divided_commitlog_offset},
+            metadata_extra=self._metadata_extra,
             async_flush=True,  # DLedger's FlushDataService: flushed every flushFileInterval ms
         )
         return True
@@ -290,6 +290,15 @@ class DLedgerCommitLog(CommitLog):
         if self.role_listener is not None:
             return self.role_listener(role, term, leader_id)
         return None
+
+    def _metadata_extra(self) -> dict:
+        """``dividedCommitlogOffset`` while nothing is committed in this member's DLedger log (an
+        upgrade not done yet): once the group commits, Raft keeps the logs alike, and the value would
+        only differ as legacy files expire at different times on different members."""
+        st = self.storage
+        if st is None or st.committed_index >= 0:
+            return {}
+        return {"dividedCommitlogOffset": self.divided_commitlog_offset}
 
     def _on_committed(self, _entries) -> None:
         if self.reput_waker is not None:
