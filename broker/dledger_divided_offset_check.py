@@ -36,6 +36,8 @@ _METADATA_CODE = 50000  # DLedger METADATA
 _QUERY_TIMEOUT_S = 0.5
 _MISPLACED_LOG_EVERY_S = 30.0
 _LEARN_EVERY_S = 1.0
+_FRESH_WAIT_S = 5.0  # nothing committed yet (a first start, an upgrade): wait this long for every peer
+_FRESH_RETRY_S = 0.2
 
 
 class Invoker(Protocol):
@@ -111,12 +113,21 @@ class DividedOffsetCheck:
 
     async def may_lead(self) -> bool:
         """Before becoming master: False (and DLedger leadership given up for good) when a peer's
-        divided offset is larger than ours. Peers not known yet are asked once (briefly)."""
+        divided offset is larger than ours. Peers not known yet are asked once (briefly); while
+        nothing is committed yet (the group's first start, an upgrade) every peer is waited for,
+        up to ``_FRESH_WAIT_S``: a peer that starts late may be the one holding the classic data."""
         if self.refused:
             return False
-        unknown = [p for p in self.peers if p not in self.known]
-        if unknown and self.client() is not None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (_FRESH_WAIT_S if self.commit_log.storage.committed_index < 0 else 0.0)
+        while self.client() is not None:
+            unknown = [p for p in self.peers if p not in self.known]
+            if not unknown:
+                break
             await asyncio.gather(*(self._query(p) for p in unknown))
+            if len(self.known) == len(self.peers) or loop.time() >= deadline:
+                break
+            await asyncio.sleep(_FRESH_RETRY_S)  # pacing of the retries
         mine = self.commit_log.divided_commitlog_offset
         ahead = {p: d for p, d in self.known.items() if d is not None and d > mine}
         behind = {p: d for p, d in self.known.items() if d is not None and d < mine}
