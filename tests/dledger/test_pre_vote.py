@@ -4,7 +4,7 @@ Rules checked: a member that cannot win (cut off, stale log, its group's leader 
 moves a term, neither its own nor anybody's; answering a pre-vote changes nothing on the
 voter; a leader cut off from its quorum steps down within an election timeout; a returning
 member rejoins as follower without changing the group's term; with the broker's timing
-(500 ms heartbeats, 3 leaks, 150-500 ms vote spread) a crashed or cut-off leader is
+(300 ms heartbeats, 4 leaks, 100-300 ms vote spread) a crashed or cut-off leader is
 replaced within 3 s of logical time.
 """
 
