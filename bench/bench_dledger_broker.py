@@ -4,14 +4,16 @@ Prints (never asserts):
 
 * replicated send throughput and p50/p99 latency, 1 KiB messages, 64 concurrent senders spread
   over a few client processes, three DLedger nodes versus one plain broker (ASYNC_FLUSH master);
-* failover time over N kill -9 of the master under continuous synchronous sends: from the kill
-  to the new master registered in the NameServer, and to the first acknowledged send on it
-  (min / median / max); the killed node is restarted and rejoins as a slave between rounds.
+* failover time over N kill -9 and N SIGSTOP of the master under continuous synchronous sends:
+  from the fault to the new master registered in the NameServer, and to the first acknowledged
+  send on it (p50 / p99 / max); a killed node is restarted, a paused one resumed (its return
+  must not move the new leader's term), and it rejoins as a slave between rounds.
 
 Bounded in time and count. Usage::
 
     .venv/bin/python bench/bench_dledger_broker.py [--seconds 5] [--senders 64] [--procs 4]
-        [--body 1024] [--kills 20] [--batch-push] [--profile DIR] [--skip-tps] [--skip-failover]
+        [--body 1024] [--kills 20] [--failover-modes kill,pause] [--dledger-timing] [--batch-push]
+        [--profile DIR] [--skip-tps] [--skip-failover]
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench import broker_load  # noqa: E402
+from remoting import fastjson  # noqa: E402
 from remoting.body.cluster import ClusterInfo  # noqa: E402
 from remoting.client import RemotingClient  # noqa: E402
 from remoting.codes import RequestCode, ResponseCode  # noqa: E402
@@ -76,7 +79,7 @@ class Cluster:
         self.ns_port = free_port()
         self.ns_addr = f"127.0.0.1:{self.ns_port}"
         self.ports = [free_port() for _ in range(self.n)]
-        dl_ports = [free_port() for _ in range(self.n)]
+        self.dl_ports = dl_ports = [free_port() for _ in range(self.n)]
         peers = ";".join(f"n{i}-127.0.0.1:{p}" for i, p in enumerate(dl_ports))
         self.confs = []
         for i in range(self.n):
@@ -237,18 +240,25 @@ def tps_run(addr: str, args, label: str, cl: Cluster | None = None) -> None:
 
 
 async def _failover_sender(c: RemotingClient, ns_addr: str, body: bytes, state: dict) -> None:
-    """Synchronous sends until one is acknowledged by a master other than ``state["old"]`` after the kill."""
+    """Continuous synchronous sends (the load during a failover), following the NameServer's master."""
     while not state["stop"]:
         addr = state["addr"]
-        ok = await send_once(c, addr, body, timeout=2.0)
-        if ok and addr != state["old"] and state["killed_at"] and state["first_ok"] is None:
-            state["first_ok"] = time.monotonic()
-            return
-        if not ok:
+        if not await send_once(c, addr, body, timeout=3.0):
             m = (await broker_addrs(c, ns_addr)).get(0)
             if m:
                 state["addr"] = m
             await asyncio.sleep(0.005)  # retry pacing
+
+
+async def _first_send_on_new_master(c: RemotingClient, ns_addr: str, old: str, body: bytes) -> float:
+    """Time of the first send acknowledged by a master other than ``old``: a probe asks the NameServer
+    every 20 ms and sends with a 0.5 s timeout (the load's own request to a paused master waits out its
+    3 s timeout, as any client's would; this measures when the group could take writes again)."""
+    while True:
+        m = (await broker_addrs(c, ns_addr)).get(0)
+        if m and m != old and await send_once(c, m, body, timeout=0.5):
+            return time.monotonic()
+        await asyncio.sleep(0.02)
 
 
 async def _master_of(ns_addr: str) -> str:
@@ -256,46 +266,78 @@ async def _master_of(ns_addr: str) -> str:
         return await wait_master(c, ns_addr, 30)
 
 
-async def failover_rounds(cl: Cluster, kills: int) -> None:
+async def _dledger_term(c: RemotingClient, port: int) -> tuple[int, str | None]:
+    """(term, leaderId) as the DLedger member on ``port`` sees them (DLedger METADATA request)."""
+    r = await c.invoke(f"127.0.0.1:{port}", RemotingCommand.request(50000), 3)  # DLedger METADATA
+    d = fastjson.loads(r.body) if r.body else {}
+    return int(d.get("term", -1)), d.get("leaderId")
+
+
+async def failover_rounds(cl: Cluster, rounds: int, mode: str) -> None:
+    """``mode`` "kill": kill -9 of the master, restarted between rounds; "pause": SIGSTOP of the master
+    (its ports stay open), SIGCONT after the new master took writes: it must rejoin as a follower
+    without moving the new leader's term."""
     reg: list[float] = []
     first: list[float] = []
+    moved = 0
     async with RemotingClient() as c:
         master = await wait_master(c, cl.ns_addr, 30)
         body = os.urandom(1024)
-        for rnd in range(kills):
-            # continuous synchronous sends to the current master
+        for rnd in range(rounds):
             while not await send_once(c, master, body):
                 master = await wait_master(c, cl.ns_addr, 30)
             old_master = master
-            state = {"addr": master, "old": old_master, "killed_at": 0.0, "first_ok": None, "stop": False}
+            state = {"addr": master, "stop": False}
             task = asyncio.get_running_loop().create_task(_failover_sender(c, cl.ns_addr, body, state))
-            for _ in range(50):  # let it run a little before the kill
+            for _ in range(50):  # let it run a little before the fault
                 await asyncio.sleep(0.01)
             old = cl.ports.index(int(old_master.rpartition(":")[2]))
-            killed_at = state["killed_at"] = time.monotonic()
-            cl.kill(old)
+            probe = asyncio.get_running_loop().create_task(_first_send_on_new_master(c, cl.ns_addr, old_master, body))
+            fault_at = time.monotonic()
+            if mode == "kill":
+                cl.kill(old)
+            else:
+                cl.procs[old].send_signal(signal.SIGSTOP)
             master = await wait_master(c, cl.ns_addr, 30, not_addr=old_master)
-            reg_s = time.monotonic() - killed_at
-            state["addr"] = master
+            reg_s = time.monotonic() - fault_at
             try:
-                await asyncio.wait_for(task, 30)
+                first_s = await asyncio.wait_for(probe, 30) - fault_at
             except TimeoutError:
-                state["stop"] = True
-            first_s = (state["first_ok"] or time.monotonic()) - killed_at
+                first_s = float("inf")
+            state["stop"] = True
+            await task
             reg.append(reg_s)
             first.append(first_s)
-            print(f"  kill {rnd + 1:>2}: new master registered {reg_s:5.2f} s, first acknowledged send "
-                  f"{first_s:5.2f} s after the kill", flush=True)
-            cl.start_node(old)
+            new = cl.ports.index(int(master.rpartition(":")[2]))
+            extra = ""
+            if mode == "kill":
+                cl.start_node(old)
+            else:
+                term, _ = await _dledger_term(c, cl.dl_ports[new])
+                cl.procs[old].send_signal(signal.SIGCONT)
             slave_id = old + 1
             deadline = time.monotonic() + 30
             while (await broker_addrs(c, cl.ns_addr)).get(slave_id) != cl.addr(old):
                 if time.monotonic() > deadline:
                     raise SystemExit(f"node {old} did not rejoin as slave")
                 await asyncio.sleep(0.05)
+            if mode == "pause":
+                while (await _dledger_term(c, cl.dl_ports[old]))[1] != f"n{new}":
+                    if time.monotonic() > deadline:
+                        raise SystemExit(f"node {old} does not follow n{new}")
+                    await asyncio.sleep(0.05)
+                after, _ = await _dledger_term(c, cl.dl_ports[new])
+                moved += after != term
+                extra = f", term {term} -> {after} after its return"
+            print(f"  {mode} {rnd + 1:>2}: new master registered {reg_s:5.2f} s, first acknowledged send "
+                  f"{first_s:5.2f} s after the fault{extra}", flush=True)
     for label, vals in (("to new master in the NameServer", reg), ("to first acknowledged send", first)):
-        print(f"failover {label:<32} min {min(vals):5.2f} s   median {statistics.median(vals):5.2f} s   "
-              f"max {max(vals):5.2f} s   ({len(vals)} kills)", flush=True)
+        vals = sorted(vals)
+        print(f"failover ({mode}) {label:<32} p50 {statistics.median(vals):5.2f} s   "
+              f"p99 {vals[min(len(vals) - 1, int(0.99 * len(vals)))]:5.2f} s   max {vals[-1]:5.2f} s   "
+              f"({len(vals)} rounds)", flush=True)
+    if mode == "pause":
+        print(f"failover (pause) rounds where the returning node moved the term: {moved} of {rounds}", flush=True)
 
 
 def main() -> None:
@@ -304,7 +346,10 @@ def main() -> None:
     ap.add_argument("--senders", type=int, default=64)
     ap.add_argument("--procs", type=int, default=4, help="client processes sharing the senders")
     ap.add_argument("--body", type=int, default=1024)
-    ap.add_argument("--kills", type=int, default=20)
+    ap.add_argument("--kills", type=int, default=20, help="failover rounds per mode")
+    ap.add_argument("--failover-modes", default="kill,pause", help="kill (kill -9) and/or pause (SIGSTOP)")
+    ap.add_argument("--dledger-timing", action="store_true",
+                    help="DLedger's own timing (2000 ms x 3 heartbeats, 300-1000 ms votes, no pre-vote) for an A/B")
     ap.add_argument("--batch-push", action="store_true", help="enableBatchPush=true on the DLedger nodes")
     ap.add_argument("--profile", metavar="DIR", help="throughput runs: every broker under cProfile, stats in DIR")
     ap.add_argument("--skip-tps", action="store_true")
@@ -325,14 +370,24 @@ def main() -> None:
                 cl.stop()
                 shutil.rmtree(root, ignore_errors=True)
     if not args.skip_failover and args.kills > 0:
-        root = tempfile.mkdtemp(prefix="bench-dledger-")
-        cl = Cluster(root, dledger=True, extra={"enableBatchPush": "true"} if args.batch_push else None)
-        try:
-            cl.start()
-            asyncio.run(failover_rounds(cl, args.kills))
-        finally:
-            cl.stop()
-            shutil.rmtree(root, ignore_errors=True)
+        extra = {"enableBatchPush": "true"} if args.batch_push else {}
+        if args.dledger_timing:
+            extra |= {"heartBeatTimeIntervalMs": 2000, "maxHeartBeatLeak": 3, "minVoteIntervalMs": 300,
+                      "maxVoteIntervalMs": 1000, "enablePreVote": "false"}
+        for mode in [m.strip() for m in args.failover_modes.split(",") if m.strip()]:
+            if mode not in ("kill", "pause"):
+                raise SystemExit(f"unknown failover mode {mode!r} (kill, pause)")
+            root = tempfile.mkdtemp(prefix="bench-dledger-")
+            cl = Cluster(root, dledger=True, extra=extra)
+            try:
+                cl.start()
+                asyncio.run(failover_rounds(cl, args.kills, mode))
+            finally:
+                for p in cl.procs:
+                    if p is not None and p.poll() is None:
+                        p.send_signal(signal.SIGCONT)  # a paused node must be able to stop
+                cl.stop()
+                shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

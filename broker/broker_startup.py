@@ -216,11 +216,11 @@ class Broker:
                 if r.ha_server_addr:
                     self.ha_service.update_master_address(r.ha_server_addr)
                     break
-        if self.slave_synchronize is not None and self.is_slave:
-            for r in results:
-                if r.master_addr:
-                    self.slave_synchronize.master_addr = r.master_addr
-                    break
+        if self.slave_synchronize is not None and self.is_slave and results:
+            # the first NameServer naming a master wins; when none names one, there is none to sync
+            # from (keeping the last address had a slave sync from a dead master after a failover)
+            addr = next((r.master_addr for r in results if r.master_addr), None)
+            self.slave_synchronize.offer_master(addr)
 
     def request_register(self) -> None:
         """Register at once (coalesced): called after topic changes."""

@@ -42,16 +42,41 @@ class SlaveSynchronize:
         self.delay_offset_path = delay_offset_path
         self.timeout_s = timeout_s
         self.master_addr: str | None = None
+        self._gone: frozenset[str] = frozenset()  # masters known to be replaced (see forget_master)
+
+    def forget_master(self, gone: set[str] | frozenset[str]) -> None:
+        """The master changed (a DLedger failover): stop syncing from the old one at once, and
+        refuse the addresses in ``gone`` until another master is offered: the NameServer keeps
+        naming a paused old master until the new one registers."""
+        self._gone = frozenset(gone)
+        self.master_addr = None
+
+    def offer_master(self, addr: str | None) -> bool:
+        """The master address a NameServer returned at registration (None: it knows no master).
+        Returns True when it is a new master to sync from."""
+        if addr is not None and addr in self._gone:
+            return False
+        changed = bool(addr) and addr != self.master_addr
+        self.master_addr = addr or None
+        if changed:
+            self._gone = frozenset()
+        return changed
 
     async def _get(self, code: int) -> bytes | None:
-        r = await self.client.invoke(self.master_addr, RemotingCommand.request(code), self.timeout_s)
+        addr = self.master_addr
+        if not addr:
+            return None  # the master was forgotten meanwhile (a failover): nothing to ask
+        r = await self.client.invoke(addr, RemotingCommand.request(code), self.timeout_s)
         if r.code != ResponseCode.SUCCESS:
-            log.debug("master %s answered %s to %s: %s", self.master_addr, r.code, code, r.remark)
+            log.debug("master %s answered %s to %s: %s", addr, r.code, code, r.remark)
             return None
+        if addr != self.master_addr:
+            return None  # an answer of a master replaced meanwhile: not applied
         return r.body
 
     async def sync_all(self) -> None:
-        if not self.master_addr:
+        addr = self.master_addr
+        if not addr:
             return
         for name, fn in (
             ("topic config", self.sync_topic_config),
@@ -62,7 +87,7 @@ class SlaveSynchronize:
             try:
                 await fn()
             except Exception as e:  # noqa: BLE001 - the master may be down; try again next round
-                log.warning("sync %s from master %s failed: %s", name, self.master_addr, e)
+                log.warning("sync %s from master %s failed: %s", name, addr, e)
 
     async def sync_topic_config(self) -> None:
         from remoting.body.topic_config import TopicConfigSerializeWrapper

@@ -63,8 +63,28 @@ class DLedgerConfig:
     enableDiskForceClean: bool = cfg(True)
     flushFileInterval: int = cfg(10)
     checkPointInterval: int = cfg(3000)
+    # Not DLedger keys: a candidate first asks for votes without changing any term (pre-vote, Raft
+    # thesis 9.6), so a member that cannot win (cut off, stale log) never bumps the group's term;
+    # and a leader that has not heard a quorum for maxHeartBeatLeak heartbeats steps down
+    # (check-quorum), so a cut-off leader stops taking writes.
+    enablePreVote: bool = cfg(True, wire=False)
+    enableCheckQuorum: bool = cfg(True, wire=False)
     # Not a DLedger key: the length of one core tick (DLedger's state maintainer loops every 10 ms).
     tickIntervalMs: int = cfg(10, wire=False)
+
+    def check_timing(self) -> None:
+        """ConfigError unless the election timing makes sense (a heartbeat at least one tick,
+        at least one heartbeat of leak, minVoteIntervalMs <= maxVoteIntervalMs)."""
+        if self.tickIntervalMs < 1:
+            raise ConfigError(f"bad value for config key tickIntervalMs: {self.tickIntervalMs} < 1")
+        if self.heartBeatTimeIntervalMs < self.tickIntervalMs:
+            raise ConfigError(f"bad value for config key heartBeatTimeIntervalMs: {self.heartBeatTimeIntervalMs} "
+                              f"< {self.tickIntervalMs} ms")
+        if self.maxHeartBeatLeak < 1:
+            raise ConfigError(f"bad value for config key maxHeartBeatLeak: {self.maxHeartBeatLeak} < 1")
+        if not 0 <= self.minVoteIntervalMs <= self.maxVoteIntervalMs:
+            raise ConfigError(f"bad value for config keys minVoteIntervalMs/maxVoteIntervalMs: "
+                              f"{self.minVoteIntervalMs} / {self.maxVoteIntervalMs}")
 
     def peer_map(self) -> dict[str, str]:
         """Peer id -> "host:port"."""

@@ -125,7 +125,7 @@ class DLedgerCore:
             self.ctx.respond(self._error_reply(msg, code))
             return
         if isinstance(msg, VoteRequest):
-            self.ctx.respond(self.elector.handle_vote(msg))
+            self.ctx.respond(self.elector.handle_pre_vote(msg) if msg.pre_vote else self.elector.handle_vote(msg))
         elif isinstance(msg, HeartBeatRequest):
             self.ctx.respond(self.elector.handle_heartbeat(msg))
         elif isinstance(msg, PushEntryRequest):
@@ -176,6 +176,10 @@ class DLedgerCore:
         self.ctx.written.append(entry)
         self.pusher.on_appended(entry)
         return entry
+
+    def forbid_leadership(self) -> None:
+        """Never lead from now on (step down if leading); voting and following go on."""
+        self.elector.forbid_leadership()
 
     def transfer_leadership(self, transferee: str) -> int:
         """Leader: hand leadership to ``transferee``. Returns an id matched by a later

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dledger.context import CoreContext, RoleChange, TransferResult
+from dledger.pre_vote import pre_vote_result
 from dledger.protocol import (
     DLedgerError,
     HeartBeatRequest,
@@ -43,6 +44,7 @@ class _VoteRound:
     deadline: int
     rids: dict[int, str]
     replies: dict[str, VoteResponse] = field(default_factory=dict)
+    pre: bool = False  # a pre-vote round (see dledger.pre_vote)
 
 
 @dataclass
@@ -92,6 +94,8 @@ class LeaderElector:
         t = self.cfg.ticks
         self.hb_interval = t(self.cfg.heartBeatTimeIntervalMs)
         self.hb_leak = self.cfg.maxHeartBeatLeak
+        self.election_timeout = self.hb_leak * self.hb_interval
+        self.may_lead = True  # False: this member never stands for election (see forbid_leadership)
         self.last_leader_heartbeat = 0
         self.last_send_heartbeat = -(1 << 62)
         self.last_succ_heartbeat = 0
@@ -134,6 +138,11 @@ class LeaderElector:
         if was is not Role.CANDIDATE:
             # Spread the first votes of nodes that lost their leader at the same moment.
             self.next_time_to_request_vote = self._random_vote_interval()
+            if self.cfg.enablePreVote and term == ms.curr_term:
+                # This term had a leader, so a vote in it cannot win (its voters are taken): ask for
+                # the next term at once (after a pre-vote). DLedger keeps whatever its last count said,
+                # and a stale WAIT_TO_VOTE_NEXT made a cut-off follower bump its term blindly.
+                self.last_parse_result = ParseResult.WAIT_TO_VOTE_NEXT
         self._set_role(Role.CANDIDATE)
 
     def change_role_to_leader(self, term: int) -> None:
@@ -168,6 +177,13 @@ class LeaderElector:
     # ------------------------------------------------------------------ leader
     def _maintain_as_leader(self) -> None:
         now = self.ctx.now
+        if self.cfg.enableCheckQuorum and now - self.last_succ_heartbeat > self.election_timeout:
+            # Check-quorum: no quorum answered a heartbeat for a whole election timeout, so the
+            # others may have elected someone else already; stop taking writes now rather than at
+            # the end of the current heartbeat round.
+            self.hb_round = None
+            self.change_role_to_candidate(self.ms.curr_term)
+            return
         r = self.hb_round
         if r is not None:
             if now >= r.deadline:
@@ -263,17 +279,39 @@ class LeaderElector:
         return reply(C.TERM_NOT_READY)
 
     # ------------------------------------------------------------------ candidate
+    def forbid_leadership(self) -> None:
+        """This member must not lead (its driver found its data unfit, e.g. a commit log that does not
+        match the group's): step down if leading, and never stand for election again. It still votes
+        and follows."""
+        self.may_lead = False
+        if self.ms.is_leader():
+            self.hb_round = None
+            self.change_role_to_candidate(self.ms.curr_term)
+
     def _maintain_as_candidate(self) -> None:
         ms = self.ms
         now = self.ctx.now
+        if not self.may_lead:
+            # never stands, but still enters a larger term it saw (or its votes stay "not ready")
+            self.vote_round = None
+            if self.need_increase_term_immediately:
+                self.need_increase_term_immediately = False
+                ms.next_term()
+            return
         r = self.vote_round
         if r is not None:
             if now >= r.deadline:
-                self._finish_vote_round(r)
+                if r.pre:
+                    self._finish_pre_vote_round(r)
+                else:
+                    self._finish_vote_round(r)
             return
         if now < self.next_time_to_request_vote and not self.need_increase_term_immediately:
             return
         if self.last_parse_result is ParseResult.WAIT_TO_VOTE_NEXT or self.need_increase_term_immediately:
+            if not self.need_increase_term_immediately and self._pre_vote_needed():
+                self._send_pre_votes()
+                return
             term = ms.next_term()
             self.last_parse_result = ParseResult.WAIT_TO_REVOTE
         else:
@@ -284,12 +322,12 @@ class LeaderElector:
             return
         self._send_votes(term)
 
-    def _send_votes(self, term: int) -> None:
+    def _vote_round(self, term: int, pre: bool) -> _VoteRound:
         ms = self.ms
         t = self.cfg.ticks
         # DLedger waits 2000 ms + random(maxVoteIntervalMs); 2000 is its heartbeat interval.
         wait = self.hb_interval + self.ctx.rng.randint(0, t(self.cfg.maxVoteIntervalMs))
-        r = _VoteRound(term, self.ctx.now + wait, {})
+        r = _VoteRound(term, self.ctx.now + wait, {}, pre=pre)
         self.vote_round = r
         for peer in ms.other_peers():
             m = self.ctx.send(
@@ -299,9 +337,65 @@ class LeaderElector:
                     leader_id=ms.self_id,
                     ledger_end_index=ms.ledger_end_index,
                     ledger_end_term=ms.ledger_end_term,
+                    pre_vote=True if pre else None,
                 )
             )
             r.rids[m.rid] = peer
+        return r
+
+    # ------------------------------------------------------------------ pre-vote
+    def _pre_vote_needed(self) -> bool:
+        """The next round would invent a term (not adopt a larger one seen, not a transfer)."""
+        ms = self.ms
+        return (
+            self.cfg.enablePreVote
+            and ms.known_max_term_in_group <= ms.curr_term
+            and not ms.is_taking_leadership()
+        )
+
+    def _send_pre_votes(self) -> None:
+        ms = self.ms
+        r = self._vote_round(ms.curr_term + 1, pre=True)
+        r.replies[ms.self_id] = VoteResponse(vote_result=V.ACCEPT, term=ms.curr_term)
+        self._maybe_finish_pre_vote_round(r)
+
+    def _maybe_finish_pre_vote_round(self, r: _VoteRound) -> None:
+        accepted = sum(1 for x in r.replies.values() if x.vote_result is V.ACCEPT)
+        outstanding = self.ms.peer_size - len(r.replies)
+        if self.ms.is_quorum(accepted) or not self.ms.is_quorum(accepted + outstanding):
+            self._finish_pre_vote_round(r)
+
+    def _finish_pre_vote_round(self, r: _VoteRound) -> None:
+        self.vote_round = None
+        ms = self.ms
+        if not ms.is_candidate() or r.term != ms.curr_term + 1:
+            return
+        accepted = sum(1 for x in r.replies.values() if x.vote_result is V.ACCEPT)
+        if ms.is_quorum(accepted):
+            # a quorum would vote for us: enter the new term and ask for real, now
+            term = ms.next_term()
+            self.last_parse_result = ParseResult.WAIT_TO_REVOTE
+            self._send_votes(term)
+            return
+        # A larger term seen is adopted (adopting never disrupts: that term exists already).
+        seen = max((x.term for x in r.replies.values()), default=-1)
+        if seen > ms.curr_term:
+            self.change_role_to_candidate(seen)
+        self.next_time_to_request_vote = self._random_vote_interval()
+
+    def handle_pre_vote(self, req: VoteRequest) -> VoteResponse:
+        """Answer a pre-vote without changing anything here."""
+        ms = self.ms
+        alive = ms.is_leader() or (
+            ms.is_follower() and self.ctx.now - self.last_leader_heartbeat <= self.election_timeout
+        )
+        res, term = pre_vote_result(ms, req, alive)
+        return req.reply(VoteResponse, vote_result=res, term=term, leader_id=ms.leader_id)
+
+    # ------------------------------------------------------------------ vote
+    def _send_votes(self, term: int) -> None:
+        ms = self.ms
+        r = self._vote_round(term, pre=False)
         own = VoteRequest(
             group=ms.group,
             frm=ms.self_id,
@@ -321,7 +415,10 @@ class LeaderElector:
         if r is None or resp.rid not in r.rids:
             return
         r.replies[r.rids.pop(resp.rid)] = resp
-        self._maybe_finish_vote_round(r)
+        if r.pre:
+            self._maybe_finish_pre_vote_round(r)
+        else:
+            self._maybe_finish_vote_round(r)
 
     def _maybe_finish_vote_round(self, r: _VoteRound) -> None:
         results = [x.vote_result for x in r.replies.values()]

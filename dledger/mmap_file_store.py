@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import struct
+from collections.abc import Callable
 
 from common.config import parse_properties
 from common.mapped_file import CreateGuard, DiskFullError, MappedFile, MappedFileQueue
@@ -80,6 +81,9 @@ class DLedgerMmapFileStore:
         # Recently written entries: the leader reads each new entry once per follower
         # right after appending it; serving those from memory skips index + decode.
         self._recent: dict[int, DLedgerEntry] = {}
+        # on_misplaced_first_entry(pos, start): an empty log was offered a first entry at ``pos``
+        # while its data starts at ``start`` (the owner explains; the append is refused anyway)
+        self.on_misplaced_first_entry: Callable[[int, int], None] | None = None
         os.makedirs(base_dir, exist_ok=True)
         if not self.data.load() or not self.index.load():
             raise DLedgerError(C.DISK_ERROR, f"cannot load the mapped files under {base_dir}")
@@ -170,6 +174,8 @@ class DLedgerMmapFileStore:
         wp = mf.wrote_position
         start = mf.file_from_offset + wp
         if pos is not None and pos != start:
+            if self._end < 0 and self.on_misplaced_first_entry is not None:
+                self.on_misplaced_first_entry(pos, start)
             raise DLedgerError(C.INCONSISTENT_STATE, f"pos {pos} != write position {start}")
         if hook is not None:
             body = apply_append_hook(hook, start, body)

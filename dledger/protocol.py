@@ -156,7 +156,7 @@ _K_OBJ = "obj"
 _K_INT = "int"
 _WIRE_CACHE: dict[type, tuple[tuple[str, str, str | None], ...]] = {}
 # fields whose value is an int or a str: copied as is (the hot path does no type tests on them)
-_PLAIN_TYPES = {"str", "str | None", "bool"}
+_PLAIN_TYPES = {"str", "str | None", "bool", "bool | None"}
 _INT_TYPES = {"int", "int | None"}  # int(v): an IntEnum code goes out as its number
 
 
@@ -258,6 +258,10 @@ class VoteRequest(Message):
     CODE: ClassVar[RequestCode] = RequestCode.VOTE
     ledger_end_index: int = -1
     ledger_end_term: int = -1
+    # Not in DLedger: True asks "would you vote for me in ``term``?" (Raft thesis 9.6 pre-vote); the
+    # answer changes nothing on the voter. None (a real vote) stays off the wire, so real votes are
+    # byte-identical to DLedger's.
+    pre_vote: bool | None = None
 
 
 @dataclass(slots=True, kw_only=True)

@@ -96,11 +96,13 @@ class DLedgerServer:
         storage: Storage | None = None,
         on_role_change: Callable[[Role, int, str | None], Any] | None = None,
         on_committed: Callable[[list[DLedgerEntry]], Any] | None = None,
+        metadata_extra: Callable[[], dict] | None = None,
         rng: random.Random | None = None,
         noop_on_election: bool = True,
         async_flush: bool = False,
         tls: TlsSystemConfig | None = None,
     ):
+        config.check_timing()
         self.config = config
         #: TLS for peer traffic (remoting.tls): the server side as its mode says, the client side when enabled
         self.tls = tls
@@ -111,6 +113,7 @@ class DLedgerServer:
         self._flusher: asyncio.Task | None = None
         self.on_role_change = on_role_change
         self.on_committed = on_committed
+        self.metadata_extra = metadata_extra  # fields the caller adds to METADATA answers
         self._rng = rng
         self._noop = noop_on_election
         self.core: DLedgerCore | None = None
@@ -251,6 +254,12 @@ class DLedgerServer:
         self._schedule_ready()
         return await fut
 
+    def forbid_leadership(self) -> None:
+        """This member must never lead (its caller found its data unfit): it steps down if it leads."""
+        if self.core is not None and not self._stopped:
+            self.core.forbid_leadership()
+            self._schedule_ready()
+
     def leader_lost(self, term: int | None = None) -> bool:
         """The caller knows the leader is gone (e.g. its process died): a follower of
         ``term`` (default: the current term) stands for election now instead of waiting
@@ -281,12 +290,26 @@ class DLedgerServer:
                 log.exception("dledger %s: flush failed", self.config.selfId)
 
     async def _tick_loop(self) -> None:
+        """One core tick per ``tickIntervalMs`` of wall time: a loop that ran late (busy with
+        sends, or the process was paused) ticks the missed ticks now, so heartbeat and election
+        timeouts are wall-clock durations (a busy follower still notices a silent leader in
+        time; a leader resumed after SIGSTOP sees at once that it lost its quorum). At most two
+        election timeouts (plus the vote spread) are replayed, enough for every timeout to fire
+        once; older time is dropped (replaying it would only send rounds nobody can answer)."""
         loop = asyncio.get_running_loop()
-        interval = self.config.tickIntervalMs / 1000.0
+        cfg = self.config
+        interval = cfg.tickIntervalMs / 1000.0
+        max_behind = 2 * cfg.ticks(cfg.heartBeatTimeIntervalMs * cfg.maxHeartBeatLeak + cfg.maxVoteIntervalMs)
         next_at = loop.time()
         while True:
-            self.core.tick()
-            self._process_ready()
+            behind = int((loop.time() - next_at) / interval) if loop.time() > next_at else 0
+            if behind > max_behind:
+                next_at += (behind - max_behind) * interval
+                behind = max_behind
+            for _ in range(behind + 1):
+                self.core.tick()
+                self._process_ready()
+            next_at += behind * interval
             now = loop.time()
             if now - self._last_checkpoint >= self.config.checkPointInterval / 1000.0:
                 self._last_checkpoint = now
@@ -537,4 +560,6 @@ class DLedgerServer:
             "term": self.core.term,
             "peers": dict(self.peers),
         }
+        if self.metadata_extra is not None:
+            body = {**self.metadata_extra(), **body}
         return req.response_to(200, body=fastjson.dumps(body))

@@ -38,6 +38,7 @@ __all__ = [
     "CleanCommitLogService",
     "clean_files_periodically",
     "disk_partition_used_ratio",
+    "dledger_data_path",
     "is_it_time_to_do",
     "MAX_MANUAL_DELETE_FILE_TIMES",
     "DISK_SPACE_WARNING_LEVEL_RATIO",
@@ -78,6 +79,16 @@ def disk_partition_used_ratio(path: str) -> float:
         return -1.0
     free = st.f_bfree * st.f_frsize
     return (total - free) / total
+
+
+def dledger_data_path(config: Any) -> str:
+    """Where a DLedger broker's commit log lives: ``storePathDLedgerCommitLog``, else
+    ``<storePathRootDir>/dledger-<dLegerSelfId>/data`` (DLedgerConfig.data_path as the broker fills it)."""
+    explicit = getattr(config, "storePathDLedgerCommitLog", "") or ""
+    if explicit:
+        return explicit
+    self_id = getattr(config, "dLegerSelfId", "") or "n0"
+    return os.path.join(getattr(config, "storePathRootDir", "") or "", f"dledger-{self_id}", "data")
 
 
 def is_it_time_to_do(when: str, now_ms: int) -> bool:
@@ -138,7 +149,14 @@ class CleanCommitLogService:
     # -- paths ------------------------------------------------------------
 
     def commit_log_paths(self) -> list[str]:
-        """The CommitLog directories (``storePathCommitLog`` may list several, comma separated)."""
+        """The CommitLog directories (``storePathCommitLog`` may list several, comma separated).
+
+        In DLedger mode the messages live in the DLedger data directory and ``storePathCommitLog``
+        is not written (it may not even exist): that directory is measured, as RocketMQ's
+        ``getStorePathPhysic`` does.
+        """
+        if getattr(self.config, "enableDLegerCommitLog", False):
+            return [dledger_data_path(self.config)]
         root = getattr(self.config, "storePathRootDir", "") or ""
         raw = getattr(self.config, "storePathCommitLog", "") or os.path.join(root, "commitlog")
         return [p.strip() for p in raw.split(",") if p.strip()]

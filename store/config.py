@@ -120,6 +120,18 @@ class MessageStoreConfig:
     dLegerSelfId: str = cfg("", wire=False)
     preferredLeaderId: str = cfg("", wire=False)
     enableBatchPush: bool = cfg(False)
+    # DLedger's election timing (its DLedgerConfig names; RocketMQ 4.9.7 leaves DLedger's 2000 / 3 /
+    # 300 / 1000, a 6-7 s failover for a leader that hangs). These give a follower 1.2 s without a
+    # heartbeat (4 missed, so one late heartbeat is no failover), then 100-300 ms before it stands:
+    # failover ~1.4 s median, <= 2.5 s for a paused or cut-off leader. Read at startup only (every
+    # member of a group should use the same values).
+    heartBeatTimeIntervalMs: int = cfg(300, wire=False)
+    maxHeartBeatLeak: int = cfg(4, wire=False)
+    minVoteIntervalMs: int = cfg(100, wire=False)
+    maxVoteIntervalMs: int = cfg(300, wire=False)
+    # Not RocketMQ keys: pre-vote and check-quorum (dledger/pre_vote.py, DLedgerConfig)
+    enablePreVote: bool = cfg(True, wire=False)
+    enableCheckQuorum: bool = cfg(True, wire=False)
     enableLmq: bool = cfg(False)
     enableMultiDispatch: bool = cfg(False)
     maxLmqConsumeQueueNum: int = cfg(20000)

@@ -42,6 +42,7 @@ import logging
 import struct
 from collections import OrderedDict
 
+from common.config import ConfigError
 from common.mapped_file import CreateGuard, DiskFullError
 from common.message import BLANK_MAGIC_CODE, MessageExtBatch, MessageExtBrokerInner
 from dledger.config import DLedgerConfig
@@ -92,6 +93,12 @@ def dledger_config_from_store(sc: MessageStoreConfig, legacy_files: bool = False
     c.mappedFileSizeForEntryData = sc.mappedFileSizeCommitLog
     c.preferredLeaderIds = sc.preferredLeaderId or ""
     c.enableBatchPush = sc.enableBatchPush
+    c.heartBeatTimeIntervalMs = sc.heartBeatTimeIntervalMs
+    c.maxHeartBeatLeak = sc.maxHeartBeatLeak
+    c.minVoteIntervalMs = sc.minVoteIntervalMs
+    c.maxVoteIntervalMs = sc.maxVoteIntervalMs
+    c.enablePreVote = sc.enablePreVote
+    c.enableCheckQuorum = sc.enableCheckQuorum
     c.deleteWhen = sc.deleteWhen
     c.diskSpaceRatioToCheckExpired = sc.diskMaxUsedSpaceRatio / 100.0
     if legacy_files:
@@ -161,6 +168,11 @@ class DLedgerCommitLog(CommitLog):
         legacy = len(self.mapped_file_queue.mapped_files) > 0
         self.dledger_config = cfg = dledger_config_from_store(self.config, legacy)
         try:
+            cfg.check_timing()
+        except ConfigError as e:
+            log.error("cannot start the DLedger commit log: %s", e)
+            return False
+        try:
             self.storage = DLedgerMmapFileStore(
                 cfg.default_path(),
                 data_file_size=cfg.mappedFileSizeForEntryData,
@@ -176,6 +188,8 @@ class DLedgerCommitLog(CommitLog):
             storage=self.storage,
             on_role_change=self._on_role_change,
             on_committed=self._on_committed,
+            # peers compare it before one of them becomes master (broker/dledger_divided_offset_check.py)
+            metadata_extra=self._metadata_extra,
             async_flush=True,  # DLedger's FlushDataService: flushed every flushFileInterval ms
             tls=self.tls,
         )
@@ -292,6 +306,15 @@ class DLedgerCommitLog(CommitLog):
         if self.role_listener is not None:
             return self.role_listener(role, term, leader_id)
         return None
+
+    def _metadata_extra(self) -> dict:
+        """``dividedCommitlogOffset`` while nothing is committed in this member's DLedger log (an
+        upgrade not done yet): once the group commits, Raft keeps the logs alike, and the value would
+        only differ as legacy files expire at different times on different members."""
+        st = self.storage
+        if st is None or st.committed_index >= 0:
+            return {}
+        return {"dividedCommitlogOffset": self.divided_commitlog_offset}
 
     def _on_committed(self, _entries) -> None:
         if self.reput_waker is not None:

@@ -52,7 +52,10 @@ async def end_tx(c: RemotingClient, addr: str, half: RemotingCommand) -> int:
 
 @pytest.mark.parametrize("batch_push", ["false", "true"], ids=["push1", "batchpush"])
 async def test_internal_puts_wait_for_the_quorum(procs, tmp_path, batch_push):
-    cl = DLedgerCluster(procs, tmp_path, enableBatchPush=batch_push).start()
+    # DLedger-like timing (2 s heartbeats): the leader must stay leader while its followers
+    # are stopped for a few seconds (with the broker's 1.2 s check-quorum it steps down, and a
+    # delayed message whose put timed out may be delivered again by whichever node leads next)
+    cl = DLedgerCluster(procs, tmp_path, enableBatchPush=batch_push, heartBeatTimeIntervalMs=2000).start()
     async with RemotingClient() as c:
         master = await cl.wait_master(c)
         leader = cl.index_of(master)
