@@ -13,6 +13,7 @@ import logging
 from connectors.spark.errors import ConnectorError
 from connectors.spark.offsets import EARLIEST, LATEST, OffsetRange, QueueKey, split_ranges
 from connectors.spark.options import SourceOptions
+from connectors.spark.range_puller import RangePuller
 from connectors.spark.topic_metadata import TopicMetadata
 
 __all__ = ["SourcePlanner", "queue_name"]
@@ -78,8 +79,29 @@ class SourcePlanner:
     def starting(self, keys: list[QueueKey], *, streaming: bool = False) -> dict[QueueKey, int]:
         o = self.opts
         if o.starting_timestamp is not None:
-            return self.meta.offsets_for_time(keys, o.starting_timestamp)
+            return self._first_at_or_after(keys, o.starting_timestamp)
         return self._resolve("startingOffsets", o.starting, keys, EARLIEST)
+
+    def _first_at_or_after(self, keys: list[QueueKey], ts: int) -> dict[QueueKey, int]:
+        """Per queue the first offset stored at or after ``ts`` (Kafka's startingTimestamp).
+
+        SEARCH_OFFSET_BY_TIMESTAMP answers the offset whose store time is *closest* to ``ts``
+        (RocketMQ 4.9's binary search), which may be the last one before it: that one is stepped over.
+        """
+        found = self.meta.offsets_for_time(keys, ts)
+        maxs = self.meta.max_offsets(keys)
+        out = {}
+        for k, off in found.items():
+            while off < maxs[k]:
+                addr = self.meta.broker_addr(k[1])
+                puller = RangePuller(self.meta.name_server, addr, k[0], k[1], k[2], off, off + 1,
+                                     group=self.opts.pull_group, timeout=self.opts.timeout)
+                first = next(iter(puller.messages()), None)
+                if first is None or first.store_timestamp >= ts:
+                    break
+                off += 1
+            out[k] = off
+        return out
 
     def ending(self, keys: list[QueueKey]) -> dict[QueueKey, int]:
         return self._resolve("endingOffsets", self.opts.ending, keys, LATEST)

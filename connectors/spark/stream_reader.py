@@ -48,10 +48,12 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._addrs: dict[QueueKey, str] = {}
         self._target: dict[QueueKey, int] | None = None  # AvailableNow: where this run ends
         self._last_end: dict[QueueKey, int] | None = None  # for runtimes that pass no start
+        self._group_offsets: dict[QueueKey, int] | None = None  # last written as the group's offsets
 
     # the reader is pickled to executors: the metadata client (an event loop) stays behind
     def __getstate__(self) -> dict:
-        return {"opts": self.opts, "_meta": None, "_addrs": {}, "_target": None, "_last_end": None}
+        return {"opts": self.opts, "_meta": None, "_addrs": {}, "_target": None, "_last_end": None,
+                "_group_offsets": None}
 
     def _planner(self) -> SourcePlanner:
         if self._meta is None:
@@ -83,6 +85,10 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMaxRows(n) if n else ReadAllAvailable()
 
     def latestOffset(self, start: dict | None = None, limit=None) -> dict:
+        if start is not None:
+            # ``start`` ends the last completed batch: Spark calls commit() only when it plans another
+            # batch, so the end of an AvailableNow run would never reach the group otherwise
+            self._commit_group(flatten(start))
         begin = flatten(start) if start is not None else dict(self._last_end or {})
         keys = sorted(self._queues())
         latest = self._planner().meta.max_offsets(keys)
@@ -131,8 +137,12 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return read_partition(self.opts, partition)
 
     def commit(self, end: dict) -> None:
-        if self.opts.group:
-            self._planner().meta.commit_group_offsets(self.opts.group, flatten(end))
+        self._commit_group(flatten(end))
+
+    def _commit_group(self, offsets: dict[QueueKey, int]) -> None:
+        if self.opts.group and offsets and offsets != self._group_offsets:
+            self._planner().meta.commit_group_offsets(self.opts.group, offsets)
+            self._group_offsets = offsets
 
     def stop(self) -> None:
         if self._meta is not None:
