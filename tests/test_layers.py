@@ -1,7 +1,8 @@
 """The package layers: each imports only the ones before it.
 
 common -> remoting -> dledger -> store -> broker / namesrv; the client uses
-only common and remoting; tools may use anything.
+only common and remoting; connectors (the PySpark data sources) use common,
+remoting, client and the store's file readers; tools may use anything.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ ALLOWED = {
     "broker": {"common", "remoting", "dledger", "store", "broker"},
     "namesrv": {"common", "remoting", "namesrv"},
     "client": {"common", "remoting", "client"},
+    "connectors": {"common", "remoting", "client", "store", "connectors"},
 }
 PROJECT = set(ALLOWED) | {"tools", "tests", "bench"}
 
