@@ -266,3 +266,17 @@ def test_bad_input_fails_on_the_driver_naming_the_option(spark, cluster, bad_inp
     for w in words:
         assert w in text, f"{w!r} not in the error: {text[:2000]}"
     assert sc.statusTracker().getJobIdsForGroup(group) == [], "a job ran before the error"
+
+
+def test_a_refused_send_fails_the_task_with_the_brokers_code_and_remark(spark, tmp_path):
+    c = Cluster(tmp_path / "small", brokers=1, maxMessageSize=2048)
+    try:
+        ns, topic = c.namesrv_addr, "SparkTooBig"
+        create_topic(ns, topic, c.brokers, 2)
+        df = spark.createDataFrame([("x" * 4000,), ("y" * 4000,)], "body string").coalesce(1)
+        with pytest.raises(Exception) as ei:
+            df.write.format("rocketmq").option("nameServer", ns).option("topic", topic).mode("append").save()
+        text = str(ei.value)
+        assert "CODE: 13" in text and "msg body length limit 2048B" in text, text[:3000]
+    finally:
+        c.stop()
