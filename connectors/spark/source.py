@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
+from connectors.spark.arrow_rows import ArrowBatcher
 from connectors.spark.offsets import OffsetRange
 from connectors.spark.options import SinkOptions, SourceOptions
 from connectors.spark.planner import SourcePlanner
 from connectors.spark.range_puller import RangePuller
-from connectors.spark.rows import TOPIC_SCHEMA, topic_row
+from connectors.spark.rows import TOPIC_SCHEMA
 from connectors.spark.topic_metadata import TopicMetadata
 
 __all__ = ["RocketMQDataSource", "QueueRangePartition", "read_partition", "plan_partitions"]
@@ -37,15 +38,14 @@ def plan_partitions(ranges: list[OffsetRange], addrs: dict) -> list[QueueRangePa
     return [QueueRangePartition(r, addrs[r.key]) for r in ranges]
 
 
-def read_partition(opts: SourceOptions, part: QueueRangePartition) -> Iterator[tuple]:
-    """Rows of one partition (runs in the executor's Python worker)."""
+def read_partition(opts: SourceOptions, part: QueueRangePartition) -> Iterator:
+    """Arrow record batches of one partition (runs in the executor's Python worker)."""
     r = part.range
     puller = RangePuller(opts.name_server, part.addr, r.topic, r.broker, r.queue_id, r.start, r.end,
                          group=opts.pull_group, sub_expression=opts.sub_expression, batch=opts.pull_batch_size,
                          fail_on_data_loss=opts.fail_on_data_loss, timeout=opts.timeout)
     broker = r.broker
-    for m in puller.messages():
-        yield topic_row(m, broker)
+    return ArrowBatcher().batches((m, broker, True, 0) for m in puller.messages())
 
 
 class RocketMQBatchReader(DataSourceReader):
@@ -60,7 +60,7 @@ class RocketMQBatchReader(DataSourceReader):
             meta.close()
         return plan_partitions(ranges, addrs)
 
-    def read(self, partition: QueueRangePartition) -> Iterator[tuple]:
+    def read(self, partition: QueueRangePartition) -> Iterator:
         return read_partition(self.opts, partition)
 
 

@@ -20,10 +20,11 @@ try:  # filter pushdown: PySpark >= 4.1
 except ImportError:  # PySpark 4.0: the ``topic`` option still filters inside the scan
     EqualTo = In = None
 
+from connectors.spark.arrow_rows import ArrowBatcher
 from connectors.spark.commitlog_scanner import CommitLogFile, list_commit_log_files, scan_file
 from connectors.spark.errors import ConnectorError
 from connectors.spark.options import StoreOptions
-from connectors.spark.rows import STORE_SCHEMA, store_row
+from connectors.spark.rows import STORE_SCHEMA
 
 __all__ = ["RocketMQStoreDataSource"]
 
@@ -50,10 +51,10 @@ class RocketMQStoreReader(DataSourceReader):
         return [CommitLogPartition(f) for f in files
                 if f.from_offset + f.size > lo and (hi is None or f.from_offset < hi)]
 
-    def read(self, partition: CommitLogPartition) -> Iterator[tuple]:
+    def read(self, partition: CommitLogPartition) -> Iterator:
         broker = self.opts.broker_name  # the files do not name their broker: null unless the option says
-        for m, ok, crc in scan_file(partition.file, self.opts.from_offset, self.opts.to_offset, self.topics):
-            yield store_row(m, broker, ok, crc)
+        scan = scan_file(partition.file, self.opts.from_offset, self.opts.to_offset, self.topics)
+        return ArrowBatcher(store=True).batches((m, broker, ok, crc) for m, ok, crc in scan)
 
 
 class RocketMQStoreFilteringReader(RocketMQStoreReader):

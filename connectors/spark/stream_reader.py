@@ -133,7 +133,7 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         ranges = [r for r in p.ranges(s, e) if r.key in addrs]
         return plan_partitions(ranges, addrs)
 
-    def read(self, partition: QueueRangePartition) -> Iterator[tuple]:
+    def read(self, partition: QueueRangePartition) -> Iterator:
         return read_partition(self.opts, partition)
 
     def commit(self, end: dict) -> None:
