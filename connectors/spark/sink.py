@@ -18,7 +18,12 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+
+try:  # PySpark >= 4.1: streaming writers may take Arrow batches too
+    from pyspark.sql.datasource import DataSourceStreamArrowWriter as _StreamWriterBase
+except ImportError:  # PySpark 4.0: rows
+    from pyspark.sql.datasource import DataSourceStreamWriter as _StreamWriterBase
 
 from connectors.spark.errors import ConnectorError
 from connectors.spark.options import SinkOptions
@@ -89,7 +94,8 @@ def _rows_to_messages(rows, cols: _Columns, default_topic: str | None, key_prefi
             raise ConnectorError(f"row {i}: topic column is null and no topic option is set")
         props: dict[str, str] = {}
         if cols.props is not None and row[cols.props]:
-            props.update({str(k): str(v) for k, v in row[cols.props].items() if v is not None})
+            pv = row[cols.props]  # a dict from a Row, (key, value) pairs from Arrow
+            props.update({str(k): str(v) for k, v in (pv.items() if isinstance(pv, dict) else pv) if v is not None})
         tags = row[cols.tags] if cols.tags is not None else None
         keys = row[cols.keys] if cols.keys is not None else None
         if keys is not None and not isinstance(keys, str):
@@ -98,6 +104,17 @@ def _rows_to_messages(rows, cols: _Columns, default_topic: str | None, key_prefi
         delay = row[cols.delay] if cols.delay is not None else None
         yield OutMessage(topic, bytes(body), tags or None, keys or None, props, sharding, int(delay or 0),
                          f"{key_prefix}{i:012X}")
+
+
+def _rows(iterator) -> Iterator:
+    """Rows (indexable by column position) from Spark Rows or Arrow record batches."""
+    import pyarrow as pa
+
+    for item in iterator:
+        if isinstance(item, pa.RecordBatch):
+            yield from zip(*(c.to_pylist() for c in item.columns), strict=True)
+        else:
+            yield item
 
 
 def _task_scope(job_scope: str) -> tuple[str, int]:
@@ -115,13 +132,13 @@ def _task_scope(job_scope: str) -> tuple[str, int]:
 
 def write_rows(opts: SinkOptions, schema, rows, job_scope: str) -> SentCount:
     scope, partition = _task_scope(job_scope)
-    msgs = _rows_to_messages(rows, _Columns(schema), opts.topic, uniq_key_prefix(scope, partition))
+    msgs = _rows_to_messages(_rows(rows), _Columns(schema), opts.topic, uniq_key_prefix(scope, partition))
     pipeline = SendPipeline(opts.name_server, opts.producer_group, batch_size=opts.batch_size, timeout=opts.timeout,
                             instance=f"spark-{os.getpid()}-{partition}-{uuid.uuid4().hex[:8]}")
     return SentCount(run_loop(pipeline.send_all(msgs)))
 
 
-class RocketMQWriter(DataSourceWriter):
+class RocketMQWriter(DataSourceArrowWriter):
     def __init__(self, opts: SinkOptions, schema):
         self.opts = opts
         self.schema = schema
@@ -134,7 +151,7 @@ class RocketMQWriter(DataSourceWriter):
         pass
 
 
-class RocketMQStreamWriter(DataSourceStreamWriter):
+class RocketMQStreamWriter(_StreamWriterBase):
     def __init__(self, opts: SinkOptions, schema):
         self.opts = opts
         self.schema = schema
