@@ -27,7 +27,8 @@ def create_topic(ns: str, topic: str, brokers, queues: int = 4) -> None:
 
         def routed():
             try:
-                return len(admin.topic_route(topic).queueDatas) == len(brokers)
+                qds = admin.topic_route(topic).queueDatas
+                return len(qds) == len(brokers) and all(q.readQueueNums == queues for q in qds)
             except Exception:
                 return False
 

@@ -156,7 +156,7 @@ def test_stream_available_now_resumes_exactly_and_commits_group(spark, cluster, 
     wait_until(lambda: consumer_offsets(ns, group, topic) == want, 15, 0.1, f"the group offsets {want}")
 
 
-def test_stream_picks_up_new_topics_of_a_pattern(spark, cluster, tmp_path):
+def test_stream_picks_up_new_topics_and_new_queues(spark, cluster, tmp_path):
     ns = cluster.namesrv_addr
     base = unique("SparkNewT")
     create_topic(ns, f"{base}_1", cluster.brokers[:1], 2)
@@ -175,7 +175,10 @@ def test_stream_picks_up_new_topics_of_a_pattern(spark, cluster, tmp_path):
     assert run() == [f"{base}_1"] * 5
     create_topic(ns, f"{base}_2", cluster.brokers[:1], 2)
     send(ns, _sent(f"{base}_2", 4))
-    assert sorted(run()) == [f"{base}_2"] * 4
+    create_topic(ns, f"{base}_1", cluster.brokers[:1], 4)  # the topic expanded: queues 2 and 3 are new
+    expanded = send(ns, _sent(f"{base}_1", 8))
+    assert {r.message_queue.queueId for r in expanded} >= {2, 3}
+    assert sorted(run()) == [f"{base}_1"] * 8 + [f"{base}_2"] * 4
 
 
 def test_sink_batch_write_arrives_once_and_sharding_key_keeps_order(spark, cluster):
