@@ -76,7 +76,7 @@ class SourcePlanner:
         maxs = self.meta.max_offsets(need_max) if need_max else {}
         return {k: mins.get(k, maxs.get(k, v)) for k, v in wanted.items()}
 
-    def starting(self, keys: list[QueueKey], *, streaming: bool = False) -> dict[QueueKey, int]:
+    def starting(self, keys: list[QueueKey]) -> dict[QueueKey, int]:
         o = self.opts
         if o.starting_timestamp is not None:
             return self._first_at_or_after(keys, o.starting_timestamp)

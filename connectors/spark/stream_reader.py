@@ -70,7 +70,7 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def initialOffset(self) -> dict:
         p = self._planner()
         keys = sorted(self._queues(first=True))
-        start = p.starting(keys, streaming=True)
+        start = p.starting(keys)
         self._last_end = start
         return nest(start)
 

@@ -48,11 +48,15 @@ class TopicMetadata:
         self._api: MQClientAPI | None = None
         self._addrs: dict[str, str] = {}  # brokerName -> master address
 
-    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+    @property
+    def api(self) -> MQClientAPI:
         if self._api is None:
             self._remoting = RemotingClient(connect_timeout=self.timeout, name="spark-metadata")
             addrs = [a.strip() for a in self.name_server.replace(",", ";").split(";") if a.strip()]
             self._api = MQClientAPI(self._remoting, addrs, self.timeout)
+        return self._api
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         return self._loop.run_until_complete(asyncio.wait_for(coro, self.timeout * 3))
 
     def close(self) -> None:
@@ -68,13 +72,10 @@ class TopicMetadata:
 
     def topic_list(self) -> list[str]:
         try:
-            topics = self._run(self._api_call(lambda api: api.get_topic_list()))
+            topics = self._run(self.api.get_topic_list())
         except (MQClientError, RemotingError, MQBrokerError, TimeoutError, OSError) as e:
             raise self._namesrv_error(e) from e
         return sorted(topics.topicList)
-
-    async def _api_call(self, fn):
-        return await fn(self._api)
 
     def topics_matching(self, pattern: str) -> list[str]:
         rx = re.compile(pattern)
@@ -83,7 +84,7 @@ class TopicMetadata:
     def queues(self, topic: str, *, option: str = "subscribe", missing_ok: bool = False) -> list[QueueInfo]:
         """Readable queues of ``topic`` on master brokers; ConnectorError naming ``option`` when unknown."""
         try:
-            route = self._run(self._api_call(lambda api: api.get_topic_route(topic)))
+            route = self._run(self.api.get_topic_route(topic))
         except (MQClientError, RemotingError, MQBrokerError, TimeoutError, OSError) as e:
             raise self._namesrv_error(e) from e
         if route is None:
@@ -109,12 +110,13 @@ class TopicMetadata:
 
     def _per_queue(self, keys: Iterable[QueueKey], call) -> dict[QueueKey, int]:
         keys = list(keys)
+        api = self.api
 
         async def one(k: QueueKey) -> int:
             addr = self._addrs.get(k[1])
             if addr is None:
                 raise ConnectorError(f"queue {k[0]}/{k[1]}/{k[2]}: broker {k[1]} has no master in the route")
-            return await call(self._api, addr, MessageQueue(k[0], k[1], k[2]))
+            return await call(api, addr, MessageQueue(k[0], k[1], k[2]))
 
         async def all_() -> list[int]:
             return await asyncio.gather(*(one(k) for k in keys))
@@ -139,11 +141,12 @@ class TopicMetadata:
 
     def commit_group_offsets(self, group: str, offsets: dict[QueueKey, int]) -> None:
         """Write ``offsets`` as ``group``'s consumer offsets (UPDATE_CONSUMER_OFFSET, acknowledged)."""
+        api = self.api
 
         async def one(k: QueueKey, off: int) -> None:
             addr = self._addrs.get(k[1])
             if addr is not None:
-                await self._api.update_consumer_offset(addr, group, MessageQueue(k[0], k[1], k[2]), off)
+                await api.update_consumer_offset(addr, group, MessageQueue(k[0], k[1], k[2]), off)
 
         async def all_() -> None:
             await asyncio.gather(*(one(k, v) for k, v in offsets.items()))
