@@ -144,6 +144,17 @@ def median_rate(fn, n: int, reps: int) -> tuple[float, list[float]]:
     return statistics.median(rates), rates
 
 
+def fixed_cost(fn, reps: int) -> float:
+    """Median seconds of a query on a handful of messages: Spark's per-query overhead."""
+    fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--messages", type=int, default=20000)
@@ -189,6 +200,17 @@ def main() -> int:
             med, runs = median_rate(read, n, a.reps)
             print(f"source read, {q} partitions:    {med:9.0f} msg/s  runs {[round(r) for r in runs]}")
 
+        import json
+
+        def tiny_read() -> int:
+            ends = json.dumps({"BenchSpark4": {"bench": {str(q): 1 for q in range(4)}}})
+            return spark.read.format("rocketmq").option("nameServer", ns).option("subscribe", "BenchSpark4") \
+                .option("endingOffsets", ends).load().count()
+
+        fixed_read = fixed_cost(tiny_read, a.reps)
+        print(f"  per-query cost of a 4-message read: {fixed_read:.2f} s (planning in a Python planner process, "
+              "task start-up)")
+
         rates = [run_loop(batch_send(ns, "BenchSparkSink", n, size, a.timeout)) for _ in range(a.reps)]
         client_send = statistics.median(rates)
         print(f"client batch send, 1 process:  {client_send:9.0f} msg/s  runs {[round(r) for r in rates]}")
@@ -205,6 +227,16 @@ def main() -> int:
         med, runs = median_rate(write, n, a.reps)
         print(f"sink, 2 partitions:            {med:9.0f} msg/s  runs {[round(r) for r in runs]} "
               f"({100 * med / client_send:.0f} % of the client's batch send)")
+        two = spark.createDataFrame([("a",), ("b",)], "body string").coalesce(2)
+
+        def tiny_write() -> int:
+            two.write.format("rocketmq").option("nameServer", ns).option("topic", "BenchSparkSink").mode("append").save()
+            return 2
+
+        fixed_write = fixed_cost(tiny_write, a.reps)
+        net = n / max(1e-6, n / med - fixed_write)
+        print(f"  per-query cost of a 2-message write: {fixed_write:.2f} s; without it the sink sends {net:.0f} msg/s "
+              f"({100 * net / client_send:.0f} %)")
         spark.stop()
     finally:
         for p in reversed(procs):

@@ -283,3 +283,15 @@ def test_a_refused_send_fails_the_task_with_the_brokers_code_and_remark(spark, t
         assert "CODE: 13" in text and "msg body length limit 2048B" in text, text[:3000]
     finally:
         c.stop()
+
+
+def test_sink_delay_time_level(spark, cluster):
+    ns = cluster.namesrv_addr
+    topic = unique("SparkDelay")
+    create_topic(ns, topic, cluster.brokers[:1], 2)
+    df = spark.createDataFrame([("late-1", 1), ("late-2", 1)], "body string, delayTimeLevel int").coalesce(1)
+    df.write.format("rocketmq").option("nameServer", ns).option("topic", topic).mode("append").save()
+    got = wait_until(lambda: (lambda ms: ms if len(ms) == 2 else None)(pull_all(ns, topic)), 30, 0.2,
+                     "the delayed messages to be delivered")
+    assert sorted(m.body for _, m in got) == [b"late-1", b"late-2"]
+    assert all(m.properties.get("DELAY") == "1" for _, m in got)
