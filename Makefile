@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # Bytecode written ahead: start-up then skips compiling (even where PYTHONDONTWRITEBYTECODE is set).
-COMPILE = $(PY) -m compileall -q common remoting dledger store broker namesrv client tools dashboard embedded
+COMPILE = $(PY) -m compileall -q common remoting dledger store broker namesrv client tools dashboard embedded connectors
 
 .PHONY: run test test-pure lint bench clean
 

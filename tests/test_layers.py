@@ -1,7 +1,9 @@
 """The package layers: each imports only the ones before it.
 
 common -> remoting -> dledger -> store -> broker / namesrv; the client uses
-only common and remoting; embedded sits on broker and namesrv; tools may use anything.
+only common and remoting; embedded sits on broker and namesrv; connectors (the
+PySpark data sources) use common, remoting, client and the store's file readers;
+tools may use anything.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ ALLOWED = {
     "client": {"common", "remoting", "client"},
     # the embedded cluster runs the server side in-process: on top of broker and namesrv
     "embedded": {"common", "remoting", "dledger", "store", "broker", "namesrv", "embedded"},
+    "connectors": {"common", "remoting", "client", "store", "connectors"},
 }
 PROJECT = set(ALLOWED) | {"tools", "tests", "bench"}
 

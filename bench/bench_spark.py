@@ -1,0 +1,254 @@
+"""Spark connector benchmark: the "rocketmq" batch source and sink against the plain Python client.
+
+Prints (never asserts), on a local SparkSession (``--master``, default local[2]) and a
+real bin/mqnamesrv + bin/mqbroker on loopback, ``--messages`` messages of ``--size`` bytes:
+
+* client read: the client library's LitePullConsumer draining the backlog of a 4-queue
+  topic in one process (pullBatchSize 32);
+* source read: ``spark.read.format("rocketmq")`` over topics of 2 and 4 queues (one
+  partition per queue), materialising every row (sum of body lengths);
+* client batch send: Producer.send_batch of 64 messages, 4 batches in flight, one process;
+* sink: ``df.write.format("rocketmq")`` of a 2-partition DataFrame (each task: batches of 64,
+  4 in flight).
+
+Each Spark figure is the median of ``--reps`` runs after one warm-up run (the first query
+starts the Python workers). Every run is bounded by ``--timeout`` seconds.
+
+    .venv/bin/python bench/bench_spark.py [--messages 20000] [--size 1024] [--reps 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "bin")
+sys.path.insert(0, ROOT)
+
+from client.client_config import ClientConfig  # noqa: E402
+from client.consumer_common import ConsumeFromWhere  # noqa: E402
+from client.lite_pull_consumer import LitePullConsumer  # noqa: E402
+from client.message import Message  # noqa: E402
+from client.producer import Producer  # noqa: E402
+from remoting import run as run_loop  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"process exited with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit(f"port {port} not open after {timeout}s")
+
+
+async def create_topic(ns: str, broker: str, topic: str, queues: int) -> None:
+    from client.admin import MQAdmin
+    from remoting.body.topic_config import TopicConfig
+
+    async with MQAdmin(ns) as admin:
+        await admin.create_topic(broker, TopicConfig(topicName=topic, readQueueNums=queues, writeQueueNums=queues))
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                await admin.topic_route(topic)
+                return
+            except Exception:
+                await asyncio.sleep(0.1)
+        raise SystemExit(f"no route for {topic}")
+
+
+async def batch_send(ns: str, topic: str, n: int, size: int, timeout: float) -> float:
+    """Producer.send_batch, 64 per batch, 4 in flight; returns messages/s."""
+    body = b"x" * size
+    async with Producer("bench_spark_pg", config=ClientConfig(namesrv_addr=ns, instance_name=f"bs{time.time_ns()}"),
+                        batch_sends_under_load=False) as p:
+        slots = asyncio.Semaphore(4)
+
+        async def one(k: int) -> None:
+            try:
+                await p.send_batch([Message(topic, body) for _ in range(k)])
+            finally:
+                slots.release()
+
+        t0 = time.perf_counter()
+        tasks = []
+        for start in range(0, n, 64):
+            await slots.acquire()
+            tasks.append(asyncio.ensure_future(one(min(64, n - start))))
+            if time.perf_counter() - t0 > timeout:
+                break
+        await asyncio.gather(*tasks)
+        return sum(min(64, n - s) for s in range(0, n, 64)[: len(tasks)]) / (time.perf_counter() - t0)
+
+
+async def client_read(ns: str, topic: str, n: int, timeout: float) -> float:
+    """LitePullConsumer draining ``n`` messages from the first offset; returns messages/s."""
+    c = LitePullConsumer(f"bench_spark_reader_{time.time_ns()}", ns, pull_batch_size=32,
+                         consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET, auto_commit=False)
+    c.subscribe(topic)
+    await c.start()
+    try:
+        got = 0
+        t0 = time.perf_counter()
+        while got < n and time.perf_counter() - t0 < timeout:
+            got += sum(len(m.body) > 0 for m in await c.poll(1.0))
+        return got / (time.perf_counter() - t0)
+    finally:
+        await c.shutdown()
+
+
+def session(master: str):
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ["PYTHONPATH"] = ROOT
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master(master).appName("bench-spark").config("spark.ui.enabled", "false")
+             .config("spark.sql.shuffle.partitions", "2").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.executorEnv.PYTHONPATH", ROOT).getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    from connectors.spark import register
+
+    register(spark)
+    return spark
+
+
+def median_rate(fn, n: int, reps: int) -> tuple[float, list[float]]:
+    fn()  # warm-up
+    rates = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        got = fn()
+        rates.append(got / (time.perf_counter() - t0))
+        if got != n:
+            print(f"  (a run returned {got} of {n})")
+    return statistics.median(rates), rates
+
+
+def fixed_cost(fn, reps: int) -> float:
+    """Median seconds of a query on a handful of messages: Spark's per-query overhead."""
+    fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--messages", type=int, default=20000)
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--timeout", type=float, default=120.0)
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="bench-spark-")
+    ns_port, b_port = free_port(), free_port()
+    with open(os.path.join(tmp, "ns.conf"), "w") as f:
+        f.write(f"listenPort={ns_port}\nkvConfigPath={tmp}/kv.json\nconfigStorePath={tmp}/ns.properties\n")
+    with open(os.path.join(tmp, "b.conf"), "w") as f:
+        f.write(f"brokerClusterName=BenchCluster\nbrokerName=bench\nlistenPort={b_port}\nbrokerIP1=127.0.0.1\n"
+                f"namesrvAddr=127.0.0.1:{ns_port}\nstorePathRootDir={tmp}/store\n"
+                f"mappedFileSizeCommitLog={256 * 1024 * 1024}\n")
+    logs = open(os.path.join(tmp, "servers.log"), "wb")
+    procs = [subprocess.Popen([os.path.join(BIN, "mqnamesrv"), "-c", f"{tmp}/ns.conf"], stdout=logs, stderr=logs)]
+    try:
+        wait_port(ns_port, procs[0])
+        procs.append(subprocess.Popen([os.path.join(BIN, "mqbroker"), "-c", f"{tmp}/b.conf"], stdout=logs, stderr=logs))
+        wait_port(b_port, procs[1])
+        ns, broker = f"127.0.0.1:{ns_port}", f"127.0.0.1:{b_port}"
+        n, size = a.messages, a.size
+        print(f"spark connector benchmark: {n} messages of {a.size} B, master {a.master}, {os.cpu_count()} CPUs "
+              "(broker, Spark and Python workers share them)")
+        for q in (2, 4):
+            run_loop(create_topic(ns, broker, f"BenchSpark{q}", q))
+        run_loop(create_topic(ns, broker, "BenchSparkSink", 4))
+        rates = [run_loop(batch_send(ns, f"BenchSpark{q}", n, size, a.timeout)) for q in (2, 4)]
+        print(f"client batch send (fill):      {statistics.median(rates):9.0f} msg/s")
+        rates = [run_loop(client_read(ns, "BenchSpark4", n, a.timeout)) for _ in range(a.reps)]
+        print(f"client read, 1 process:        {statistics.median(rates):9.0f} msg/s  runs {[round(r) for r in rates]}")
+
+        spark = session(a.master)
+        for q in (2, 4):
+            def read(q=q) -> int:
+                from pyspark.sql import functions as F
+
+                df = spark.read.format("rocketmq").option("nameServer", ns).option("subscribe", f"BenchSpark{q}").load()
+                return int(df.agg(F.count("body"), F.sum(F.length("body"))).collect()[0][0])
+
+            med, runs = median_rate(read, n, a.reps)
+            print(f"source read, {q} partitions:    {med:9.0f} msg/s  runs {[round(r) for r in runs]}")
+
+        import json
+
+        def tiny_read() -> int:
+            ends = json.dumps({"BenchSpark4": {"bench": {str(q): 1 for q in range(4)}}})
+            return spark.read.format("rocketmq").option("nameServer", ns).option("subscribe", "BenchSpark4") \
+                .option("endingOffsets", ends).load().count()
+
+        fixed_read = fixed_cost(tiny_read, a.reps)
+        print(f"  per-query cost of a 4-message read: {fixed_read:.2f} s (planning in a Python planner process, "
+              "task start-up)")
+
+        rates = [run_loop(batch_send(ns, "BenchSparkSink", n, size, a.timeout)) for _ in range(a.reps)]
+        client_send = statistics.median(rates)
+        print(f"client batch send, 1 process:  {client_send:9.0f} msg/s  runs {[round(r) for r in rates]}")
+
+        from pyspark.sql import functions as F
+
+        df = spark.range(n, numPartitions=2).select(F.expr(f"repeat('x', {size})").alias("body")).cache()
+        df.count()
+
+        def write() -> int:
+            df.write.format("rocketmq").option("nameServer", ns).option("topic", "BenchSparkSink").mode("append").save()
+            return n
+
+        med, runs = median_rate(write, n, a.reps)
+        print(f"sink, 2 partitions:            {med:9.0f} msg/s  runs {[round(r) for r in runs]} "
+              f"({100 * med / client_send:.0f} % of the client's batch send)")
+        two = spark.createDataFrame([("a",), ("b",)], "body string").coalesce(2)
+
+        def tiny_write() -> int:
+            two.write.format("rocketmq").option("nameServer", ns).option("topic", "BenchSparkSink").mode("append").save()
+            return 2
+
+        fixed_write = fixed_cost(tiny_write, a.reps)
+        net = n / max(1e-6, n / med - fixed_write)
+        print(f"  per-query cost of a 2-message write: {fixed_write:.2f} s; without it the sink sends {net:.0f} msg/s "
+              f"({100 * net / client_send:.0f} %)")
+        spark.stop()
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+            try:
+                p.wait(15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        logs.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""The "rocketmq" data source: batch reads, and the entry to streaming reads and writes.
+
+Planning (options, queues, offsets) runs on the driver when Spark asks for
+partitions, so bad input fails there before any task starts; each task then
+pulls one :class:`QueueRangePartition` with :class:`RangePuller`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from connectors.spark.arrow_rows import ArrowBatcher
+from connectors.spark.offsets import OffsetRange
+from connectors.spark.options import SinkOptions, SourceOptions
+from connectors.spark.planner import SourcePlanner
+from connectors.spark.range_puller import RangePuller
+from connectors.spark.rows import TOPIC_SCHEMA
+from connectors.spark.topic_metadata import TopicMetadata
+
+__all__ = ["RocketMQDataSource", "QueueRangePartition", "read_partition", "plan_partitions"]
+
+
+@dataclass
+class QueueRangePartition(InputPartition):
+    """One task's work: queue offsets ``[start, end)`` of one queue, and where to pull them."""
+
+    range: OffsetRange
+    addr: str
+
+    def __post_init__(self) -> None:
+        super().__init__(None)
+
+
+def plan_partitions(ranges: list[OffsetRange], addrs: dict) -> list[QueueRangePartition]:
+    return [QueueRangePartition(r, addrs[r.key]) for r in ranges]
+
+
+def read_partition(opts: SourceOptions, part: QueueRangePartition) -> Iterator:
+    """Arrow record batches of one partition (runs in the executor's Python worker)."""
+    r = part.range
+    puller = RangePuller(opts.name_server, part.addr, r.topic, r.broker, r.queue_id, r.start, r.end,
+                         group=opts.pull_group, sub_expression=opts.sub_expression, batch=opts.pull_batch_size,
+                         fail_on_data_loss=opts.fail_on_data_loss, timeout=opts.timeout)
+    broker = r.broker
+    return ArrowBatcher().batches((m, broker, True, 0) for m in puller.messages())
+
+
+class RocketMQBatchReader(DataSourceReader):
+    def __init__(self, opts: SourceOptions):
+        self.opts = opts
+
+    def partitions(self) -> list[QueueRangePartition]:
+        meta = TopicMetadata(self.opts.name_server, self.opts.timeout)
+        try:
+            ranges, addrs = SourcePlanner(self.opts, meta).plan_batch()
+        finally:
+            meta.close()
+        return plan_partitions(ranges, addrs)
+
+    def read(self, partition: QueueRangePartition) -> Iterator:
+        return read_partition(self.opts, partition)
+
+
+class RocketMQDataSource(DataSource):
+    """``spark.read.format("rocketmq")``, ``readStream``, ``write`` and ``writeStream``: see docs/spark.md."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "rocketmq"
+
+    def schema(self) -> str:
+        return TOPIC_SCHEMA
+
+    def reader(self, schema) -> RocketMQBatchReader:
+        return RocketMQBatchReader(SourceOptions.parse(self.options))
+
+    def streamReader(self, schema):
+        from connectors.spark.stream_reader import RocketMQStreamReader
+
+        return RocketMQStreamReader(SourceOptions.parse(self.options, streaming=True))
+
+    def writer(self, schema, overwrite: bool):
+        from connectors.spark.sink import RocketMQWriter, check_sink_schema
+
+        opts = SinkOptions.parse(self.options)
+        check_sink_schema(schema, opts)
+        return RocketMQWriter(opts, schema)
+
+    def streamWriter(self, schema, overwrite: bool):
+        from connectors.spark.sink import RocketMQStreamWriter, check_sink_schema
+
+        opts = SinkOptions.parse(self.options)
+        check_sink_schema(schema, opts)
+        return RocketMQStreamWriter(opts, schema)
