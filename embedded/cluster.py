@@ -110,6 +110,7 @@ class EmbeddedBroker:
     config_file: Path
     dledger_self_id: str = ""
     peer_port: int = 0  # DLedger peer port (DLedger nodes only)
+    metrics_port: int = 0  # the Prometheus endpoint's port when metricsExporterType=PROM
     broker: Broker | None = field(default=None, repr=False)
 
     @property
@@ -305,6 +306,9 @@ class EmbeddedCluster:
                 for sid in range(self.n_slaves + 1):
                     self.brokers.append(EmbeddedBroker(
                         name, f"{name}-{sid}", port(), self.root / f"{name}-{sid}.conf"))
+        if self._props.get("metricsExporterType", "DISABLE").upper() == "PROM":
+            for b in self.brokers:
+                b.metrics_port = _free_port_block(taken) if fixed is None else 0
         if self.dledger_group:
             for b in self.brokers:
                 b.peer_port = b.port + 30000 if fixed is not None and b.port < 35535 else _free_port_block(taken)
@@ -321,6 +325,18 @@ class EmbeddedCluster:
                 "storePathRootDir": str(store),
                 "storePathCommitLog": str(store / "commitlog"),
             })
+            if props.get("metricsExporterType", "DISABLE").upper() == "PROM":
+                # each broker serves its own registry on its own port: the given one for a single
+                # broker (make run's 5557), else the given one + the broker's place, else a free one
+                # (fixed-port clusters without a given port keep the broker's default)
+                given = self._props.get("metricsPromExporterPort")
+                if given and len(self.brokers) == 1:
+                    props["metricsPromExporterPort"] = given
+                elif given:
+                    props["metricsPromExporterPort"] = str(int(given) + self.brokers.index(b))
+                elif b.metrics_port:
+                    props["metricsPromExporterPort"] = str(b.metrics_port)
+                props.setdefault("metricsPromExporterHost", LOOPBACK)
             if self.dledger_group:
                 group = [x for x in self.brokers if x.name == b.name]
                 props.update({

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import urllib.request
 
 import pytest
 
@@ -56,7 +58,8 @@ async def test_send_consume_restart_keeps_messages():
 
 
 async def test_two_clusters_side_by_side_do_not_interfere():
-    async with EmbeddedCluster() as one, EmbeddedCluster(cluster_name="Other") as two:
+    prom = {"metricsExporterType": "PROM"}
+    async with EmbeddedCluster(**prom) as one, EmbeddedCluster(cluster_name="Other", **prom) as two:
         ports = {one.namesrv.port, two.namesrv.port, *(b.port for b in one.brokers + two.brokers)}
         assert len(ports) == 4 and one.root != two.root
         await _send(one.namesrv_addr, "OnlyInOne", [b"x"])
@@ -65,6 +68,19 @@ async def test_two_clusters_side_by_side_do_not_interfere():
         assert b_two.topic_config_manager.select_topic_config("OnlyInOne") is None
         routes_two = two.namesrv.route_info_manager.get_all_cluster_info()
         assert "Other" in str(routes_two) and "DefaultCluster" not in str(routes_two)
+        # each broker has its own metrics registry on its own port: the topic shows in one only
+        m_one, m_two = one.brokers[0].metrics_port, two.brokers[0].metrics_port
+        assert m_one and m_two and m_one != m_two
+        async def seen_in_one():  # the metrics refresh on a timer: wait for the topic to show
+            return 'topic="OnlyInOne"' in await asyncio.to_thread(_scrape, m_one)
+
+        await async_wait_until(seen_in_one, 20, 0.2, "the topic in the first cluster's metrics")
+        assert 'topic="OnlyInOne"' not in await asyncio.to_thread(_scrape, m_two)
+
+
+def _scrape(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        return r.read().decode()
 
 
 @pytest.mark.parametrize(
