@@ -25,6 +25,8 @@ import threading
 import time
 from collections.abc import Iterator
 
+from common.failpoint import record_durable as _record_durable
+
 __all__ = ["MappedFile", "MappedFileQueue", "MappedFileError", "offset_to_file_name", "OS_PAGE_SIZE", "sync_file"]
 
 log = logging.getLogger(__name__)
@@ -237,6 +239,8 @@ class MappedFile:
                         return self.flushed_position
                     if target > self.flushed_position:
                         self.flushed_position = target
+                    if _record_durable is not None:  # fault suite only (env var); None otherwise
+                        _record_durable(self.path, target)
         return self.flushed_position
 
     # -- reading -----------------------------------------------------------
@@ -466,6 +470,8 @@ class MappedFileQueue:
             pos = min(offset - start, size)
             if pos > mf.flushed_position:
                 mf.flushed_position = pos
+                if _record_durable is not None:  # fault suite only (env var); None otherwise
+                    _record_durable(mf.path, pos)
         self.flushed_where = offset
         if offset > self.committed_where:
             self.committed_where = offset
