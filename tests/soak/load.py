@@ -60,10 +60,11 @@ class Producers:
 
     def __init__(self, history: History, c: RemotingClient, addr: Callable[[], str], topic: str, *, n: int = 4,
                  queues: int = 4, size: int = 128, timeout: float = 3.0, retry_pause: float = 0.05,
-                 name: str = "p", send_fn=None) -> None:
+                 name: str = "p", send_fn=None, pace: float = 0.0) -> None:
         self.history, self.c, self.addr, self.topic = history, c, addr, topic
         self.n, self.queues, self.size, self.timeout, self.retry_pause = n, queues, size, timeout, retry_pause
         self.name = name
+        self.pace = pace  # pause after each acknowledged send: bounds the history a long run keeps
         self.seq = [0] * n
         self.codes: dict[int, int] = {}
         self.errors = 0
@@ -91,6 +92,8 @@ class Producers:
             self.history.ack(key, code, time.monotonic())
             if code != ResponseCode.SUCCESS:
                 await asyncio.sleep(self.retry_pause)  # pacing of a failed send, not synchronisation
+            elif self.pace:
+                await asyncio.sleep(self.pace)  # the load's rate, not synchronisation
 
     def start(self) -> Producers:
         self._stop = False

@@ -41,6 +41,7 @@ FAULT_S = env_float("SOAK_NEMESIS_FAULT_S", 15)
 HEAL_S = env_float("SOAK_NEMESIS_HEAL_S", 10)
 FAULTS = ("kill", "pause", "isolate_leader", "isolate_follower", "reset_leader", "oneway_leader", "delay")
 QUEUES = 4
+PACE_S = env_float("SOAK_NEMESIS_PACE_S", 0.005)  # per producer: <= ~800 messages/s in all
 FAILOVER_GOAL_S = 3.0
 
 
@@ -113,7 +114,7 @@ async def test_dledger_nemesis(procs, tmp_path):
             return (await send(c, addr, body, queue_id=queue_id, timeout=timeout)).code
 
         prod = Producers(h, c, lambda: master["addr"], TOPIC, n=4, queues=QUEUES, timeout=3.0, retry_pause=0.1,
-                         send_fn=send_v2).start()
+                         send_fn=send_v2, pace=PACE_S).start()
         try:
             for rnd in range(ROUNDS):
                 fault = FAULTS[rnd % len(FAULTS)]
