@@ -6,9 +6,13 @@ which opens one to B for each and pumps bytes both ways. "forward" is A -> B (A'
 
 * ``pass``: bytes flow;
 * ``blackhole``: every byte is swallowed, both ways; connections stay open (a hung peer);
-* ``reset``: open connections are reset (RST) and new ones are reset on arrival (a dead port);
+* ``reset``: open connections are reset (RST) and the port refuses new ones (a dead port);
 * ``drop_forward`` / ``drop_back``: one direction is swallowed (one-way loss);
 * ``delay``: each chunk waits ``delay`` seconds before it is passed on.
+
+Like the peer's port, the proxy's refuses connections while the peer's is closed (a killed node):
+a connection the peer refuses is reset and the proxy stops listening until the peer's port answers
+again. (A node watching its leader's port sees a kill -9 through the proxy as it would directly.)
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ class LinkProxy:
         self._server: asyncio.AbstractServer | None = None
         self._conns: set[tuple[asyncio.StreamWriter, asyncio.StreamWriter | None]] = set()
         self._tasks: set[asyncio.Task] = set()
+        self._reopen: asyncio.Task | None = None
+        self._closed = False
 
     async def start(self, port: int = 0) -> LinkProxy:
         self._server = await asyncio.start_server(self._accept, LOOPBACK, port)
@@ -61,10 +67,40 @@ class LinkProxy:
                 if up is not None:
                     _reset(up)
             self._conns.clear()
+            self._stop_listening()
+        self._reopen_soon()
 
-    async def close(self) -> None:
+    def _stop_listening(self) -> None:
         if self._server is not None:
             self._server.close()
+            self._server = None
+
+    def _reopen_soon(self) -> None:
+        if self._server is None and self._reopen is None and not self._closed:
+            self._reopen = asyncio.get_running_loop().create_task(self._reopen_when_up())
+
+    async def _reopen_when_up(self) -> None:
+        """Listen again once the mode allows it and the peer's port answers (polled every 50 ms)."""
+        try:
+            while not self._closed:
+                if self.mode != "reset":
+                    try:
+                        _r, w = await asyncio.open_connection(LOOPBACK, self.target_port)
+                        w.transport.abort()
+                        break
+                    except OSError:
+                        pass
+                await asyncio.sleep(0.05)  # polling the peer's port
+            if not self._closed:
+                self._server = await asyncio.start_server(self._accept, LOOPBACK, self.port)
+        finally:
+            self._reopen = None
+
+    async def close(self) -> None:
+        self._closed = True
+        self._stop_listening()
+        if self._reopen is not None:
+            self._reopen.cancel()
         for down, up in list(self._conns):
             down.transport.abort()
             if up is not None:
@@ -80,7 +116,9 @@ class LinkProxy:
         try:
             up_r, up_w = await asyncio.open_connection(LOOPBACK, self.target_port)
         except OSError:
-            _reset(writer)  # the peer's port is closed: so is ours, for this connection
+            _reset(writer)  # the peer's port is closed: so is ours, until it answers again
+            self._stop_listening()
+            self._reopen_soon()
             return
         pair = (writer, up_w)
         self._conns.add(pair)
