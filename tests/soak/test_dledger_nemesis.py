@@ -85,6 +85,7 @@ def _open_log(d: Path) -> DLedgerMmapFileStore:
                                 index_file_size=index[0].stat().st_size if index else 32 * 1024)
 
 
+@pytest.mark.timeout(600 + ROUNDS * (FAULT_S + HEAL_S) * 1.5)
 async def test_dledger_nemesis(procs, tmp_path):
     rng = random.Random(17)
     cl = ProxiedCluster(procs, tmp_path)

@@ -33,6 +33,7 @@ QUEUES = 4
 FLUSH_INTERVAL_MS = 500
 
 
+@pytest.mark.timeout(300 + ROUNDS * 10)
 @pytest.mark.parametrize("flush", ["SYNC_FLUSH", "ASYNC_FLUSH"])
 async def test_kill9_rounds(tmp_path, flush):
     rng = random.Random(f"kill9-{flush}")

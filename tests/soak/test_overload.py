@@ -37,6 +37,7 @@ TOPIC = "FloodT"
 QUEUES = 4
 
 
+@pytest.mark.timeout(600 + SECONDS * 2)
 async def test_flood_with_canary(tmp_path):
     b = BrokerProc(tmp_path, mappedFileSizeCommitLog=64 << 20, mappedFileSizeConsumeQueue=300_000)
     await asyncio.to_thread(b.start)

@@ -34,6 +34,7 @@ TOPIC = "PowerLossT"
 QUEUES = 4
 
 
+@pytest.mark.timeout(300 + ROUNDS * 10)
 async def test_power_loss_sync_flush(tmp_path):
     rng = random.Random(20231117)
     log = tmp_path / "durable.log"
