@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from common.errors import StoreError
+from common.failpoint import record_durable as _record_durable
 
 __all__ = ["MappedFile", "MappedFileQueue", "MappedFileError", "DiskFullError", "CreateGuard", "create_reserved_file",
            "reserve_blocks", "offset_to_file_name", "OS_PAGE_SIZE", "sync_file"]
@@ -321,6 +322,8 @@ class MappedFile:
                         return self.flushed_position
                     if target > self.flushed_position:
                         self.flushed_position = target
+                    if _record_durable is not None:  # fault suite only (env var); None otherwise
+                        _record_durable(self.path, target)
         return self.flushed_position
 
     # -- reading -----------------------------------------------------------
@@ -593,6 +596,8 @@ class MappedFileQueue:
             pos = min(offset - start, size)
             if pos > mf.flushed_position:
                 mf.flushed_position = pos
+                if _record_durable is not None:  # fault suite only (env var); None otherwise
+                    _record_durable(mf.path, pos)
         self.flushed_where = offset
         if offset > self.committed_where:
             self.committed_where = offset

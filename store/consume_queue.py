@@ -121,8 +121,21 @@ class ConsumeQueue:
             mm[keep : mf.wrote_position] = bytes(mf.wrote_position - keep)
             mf.set_positions(keep)
             break
+        if self.max_physic_offset < 0:
+            # nothing kept in the last file: the queue still ends where an earlier file does (else a
+            # re-dispatch would write every record again, unit 0 first, over the empty last file)
+            self.max_physic_offset = self._last_unit_end()
         if self.queue.flushed_where > self.queue.get_max_offset():
             self.queue.flushed_where = self.queue.committed_where = self.queue.get_max_offset()
+
+    def _last_unit_end(self) -> int:
+        """End (offset + size) of the last valid, non-pre-fill unit of the queue; -1 when none."""
+        for mf in reversed(self.queue.mapped_files):
+            for pos in range(mf.wrote_position - CQ_STORE_UNIT_SIZE, -1, -CQ_STORE_UNIT_SIZE):
+                offset, sz, _tags = _UNIT.unpack_from(mf.mm, pos)
+                if offset >= 0 and sz > 0 and not (sz == _PREFILL_SIZE and offset == 0):
+                    return offset + sz
+        return -1
 
     def correct_min_offset(self, phy_min_offset: int) -> None:
         """Set the min logical offset to the first unit pointing at or after ``phy_min_offset``."""

@@ -246,6 +246,12 @@ class DefaultMessageStore:
             min_ts = (ckpt.get_min_timestamp_index()
                       if self.config.messageIndexEnable and self.config.messageIndexSafe
                       else ckpt.get_min_timestamp())
+            # Units pointing past the CommitLog's last file cannot be real (a garbled tail after a power
+            # cut): drop them first, or their offsets make the re-dispatch skip the records they hide.
+            cl_files = self.commit_log.mapped_file_queue.mapped_files
+            if cl_files and max_phy_cq > cl_files[-1].file_from_offset + cl_files[-1].file_size:
+                self.consume_queues.truncate_dirty(cl_files[-1].file_from_offset + cl_files[-1].file_size)
+                max_phy_cq = max((cq.max_physic_offset for cq in self.consume_queues), default=-1)
             self.commit_log.recover_abnormally(max_phy_cq, min_ts, self._dispatch,
                                                self.consume_queues.truncate_dirty,
                                                self.consume_queues.destroy_all,
@@ -254,6 +260,10 @@ class DefaultMessageStore:
                 end = getattr(d, "end_batch", None)
                 if end is not None:
                     end()
+            # The re-dispatched units must be durable before new ones follow them: else a second crash
+            # can leave a hole in an older file, below the last three that ConsumeQueue.recover scans,
+            # and every message after the hole vanishes from the queue (fault suite: power loss, tear).
+            self.consume_queues.flush(0)
         self.commit_log.topic_queue_table = self.consume_queues.max_offsets()
         self.consume_queues.correct_min_offsets(max(0, self.commit_log.get_min_offset()))
         self.reput.reput_from_offset = self._reput_start_offset()
