@@ -82,11 +82,21 @@ async def test_tag_filter_is_rechecked_client_side(cluster):
     async with Producer(unique("PG"), cluster.namesrv_addr) as p:
         for i in range(30):
             await p.send(Message(topic, b"x%d" % i, tags="abc"[i % 3]))
+        # a matching sentinel at the end of every queue: once each is consumed and nothing pulled is
+        # left unconsumed, every message before it was pulled and filtered, so a wrong one has shown
+        mqs = await p.fetch_publish_message_queues(topic)
+        for mq in mqs:
+            await p.send(Message(topic, b"end", tags="a"), mq=mq)
     col = Collector()
     c = consumer(unique("CG"), cluster.namesrv_addr, col, topic, "a || c")
+
+    def all_filtered_through() -> bool:
+        ends = sum(m.body == b"end" for m in col.msgs)
+        return ends == len(mqs) and all(pq.msg_count == 0 for pq in c.rebalance.process_queue_table.values())
+
     async with c:
-        await wait_for(lambda: len(col.msgs) >= 20 and consumed_through(c, topic) == 30, 20, "all 30 consumed")
-    assert sorted(m.tags for m in col.msgs) == ["a"] * 10 + ["c"] * 10
+        await wait_for(all_filtered_through, 20, "every queue's sentinel consumed")
+    assert sorted(m.tags for m in col.msgs if m.body != b"end") == ["a"] * 10 + ["c"] * 10
 
 
 async def test_rebalance_as_consumers_join_and_leave(cluster):
