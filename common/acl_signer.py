@@ -8,9 +8,12 @@ encoded, followed by the raw body; the signature is Base64(HmacSHA1(secretKey, c
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import hmac
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from operator import itemgetter
+from typing import Any
 
 __all__ = [
     "ACCESS_KEY",
@@ -22,6 +25,7 @@ __all__ = [
     "combine_request_content",
     "cal_signature",
     "request_signature",
+    "verify_signature",
     "sign_fields",
 ]
 
@@ -45,33 +49,45 @@ def _java_order(keys: Iterable[str]) -> list[str]:
     return sorted(keys, key=lambda k: k.encode("utf-16-be", "surrogatepass"))
 
 
-# The signed key order for each key sequence seen (one client sends one header class in one key order
-# again and again): sorting is then done once per shape, not per request.
-_ORDERS: dict[tuple, list[str]] = {}
+# For each key sequence seen (one client sends one header class in one key order again and again), per
+# skip set: a C-level getter of the signed values in Java order. Sorting is done once per shape, and a
+# request's values are fetched without a Python loop.
+_ORDERS: dict[frozenset[str], dict[tuple[str, ...], Callable[[Mapping], Any]]] = {}
 
 
-def _order_for(shape: tuple) -> list[str]:
-    keys, skip = shape
+def _getter_for(keys: tuple[str, ...], skip: frozenset[str]) -> Callable[[Mapping], Any]:
     order = [k for k in _java_order(keys) if k not in skip]
-    if len(_ORDERS) > 4096:  # bounded: shapes come from the wire
-        _ORDERS.clear()
-    _ORDERS[shape] = order
-    return order
+    if not order:
+        getter: Callable[[Mapping], Any] = lambda _ext: ()  # noqa: E731
+    elif len(order) == 1:
+        one = order[0]
+        getter = lambda ext: (ext[one],)  # noqa: E731 - itemgetter of one key returns the bare value
+    else:
+        getter = itemgetter(*order)
+    shapes = _ORDERS.setdefault(skip, {})
+    if len(shapes) > 4096:  # bounded: shapes come from the wire
+        shapes.clear()
+    shapes[keys] = getter
+    return getter
 
 
 def _content_head(ext_fields: Mapping[str, str | None] | None, skip: frozenset[str]) -> bytes:
     if not ext_fields:
         return b""
-    shape = (tuple(ext_fields), skip)
-    order = _ORDERS.get(shape)
-    if order is None:
-        order = _order_for(shape)
-    values = [ext_fields[k] for k in order]
+    keys = tuple(ext_fields)
+    shapes = _ORDERS.get(skip)
+    getter = shapes.get(keys) if shapes is not None else None
+    if getter is None:
+        getter = _getter_for(keys, skip)
+    values = getter(ext_fields)
     try:
         text = "".join(values)
     except TypeError:  # a null value: StringBuilder.append(null) writes "null"
         text = "".join("null" if v is None else v for v in values)
-    return text.encode("utf-8", "surrogatepass")
+    try:
+        return text.encode()
+    except UnicodeEncodeError:  # a lone surrogate: Java's getBytes has no error, keep what it gives
+        return text.encode("utf-8", "surrogatepass")
 
 
 def combine_request_content(
@@ -86,13 +102,9 @@ def combine_request_content(
     return head
 
 
-def request_signature(
-    ext_fields: Mapping[str, str | None] | None,
-    body: bytes | bytearray | memoryview | None,
-    secret_key: str,
-    skip: frozenset[str] = _SKIP_SIGNATURE,
-) -> str:
-    """:func:`cal_signature` of :func:`combine_request_content`, without copying the body."""
+def _mac(ext_fields: Mapping[str, str | None] | None, body: bytes | bytearray | memoryview | None,
+         secret_key: str, skip: frozenset[str]) -> bytes:
+    """Base64(HmacSHA1(secret_key, content)) as bytes, the body hashed where it lies (not copied)."""
     pads = _PADS.get(secret_key)
     if pads is None:
         pads = _pads(secret_key)
@@ -102,13 +114,54 @@ def request_signature(
         inner.update(body)
     outer = pads[1].copy()
     outer.update(inner.digest())
-    return _b64(outer.digest()).decode("ascii")
+    return _b64(outer.digest(), newline=False)
+
+
+def request_signature(
+    ext_fields: Mapping[str, str | None] | None,
+    body: bytes | bytearray | memoryview | None,
+    secret_key: str,
+    skip: frozenset[str] = _SKIP_SIGNATURE,
+) -> str:
+    """:func:`cal_signature` of :func:`combine_request_content`, without copying the body."""
+    return _mac(ext_fields, body, secret_key, skip).decode("ascii")
+
+
+def verify_signature(
+    ext_fields: Mapping[str, str | None] | None,
+    body: bytes | bytearray | memoryview | None,
+    secret_key: str,
+    signature: str | None,
+    skip: frozenset[str] = SKIP_BROKER,
+) -> bool:
+    """True when ``signature`` is :func:`request_signature` of the request (what a broker checks).
+
+    Compared in constant time (Java's String.equals is not: it leaks how long a prefix matched).
+    """
+    if type(signature) is not str:
+        return False
+    try:
+        given = signature.encode("ascii")
+    except UnicodeEncodeError:  # a Base64 signature is ASCII: anything else cannot match
+        return False
+    # _mac inlined: a broker runs this for every request
+    pads = _PADS.get(secret_key)
+    if pads is None:
+        pads = _pads(secret_key)
+    inner = pads[0].copy()
+    inner.update(_content_head(ext_fields, skip))
+    if body:
+        inner.update(body)
+    outer = pads[1].copy()
+    outer.update(inner.digest())
+    return _compare(_b64(outer.digest(), newline=False), given)
 
 
 # HMAC (RFC 2104) with the keyed inner and outer SHA-1 states computed once per secret: a request then
 # costs two state copies instead of building an HMAC object (a broker verifies every request).
 _PADS: dict[str, tuple] = {}
-_b64 = base64.b64encode
+_b64 = binascii.b2a_base64
+_compare = hmac.compare_digest
 
 
 def _pads(secret_key: str) -> tuple:
