@@ -18,6 +18,7 @@ import asyncio
 import logging
 import math
 import socket
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -56,6 +57,7 @@ _SUCCESS_RESPONSE_FLAG = RPC_TYPE_RESPONSE
 _NOT_SUPPORTED = int(ResponseCode.REQUEST_CODE_NOT_SUPPORTED)
 _SYSTEM_ERROR = int(ResponseCode.SYSTEM_ERROR)
 _new_command = RemotingCommand.__new__
+_perf = time.perf_counter
 
 
 def _error_text(e: BaseException) -> str:
@@ -89,6 +91,9 @@ class Endpoint:
         # Empty tuples keep the hot path to one truth test when no hook is installed.
         self.before_hooks: tuple[RPCHook, ...] = ()
         self.after_hooks: tuple[RPCHook, ...] = ()
+        #: stamp every read with ``time.perf_counter()`` (:attr:`Connection.received_at`): what a
+        #: latency hook measures from, one clock read per read instead of one per request
+        self.stamp_reads = False
 
     def add_rpc_hook(self, hook: RPCHook, *, before: bool = True, after: bool = True) -> None:
         """Install ``hook`` around every request served (see :class:`RPCHook`); hooks run in install order."""
@@ -181,6 +186,10 @@ class Connection(asyncio.Protocol):
         self._dispatching: Any = None
         #: loop time of the last read or write (idle detection)
         self.last_io = 0.0
+        #: perf_counter() when the request being answered arrived (its read), with
+        #: ``Endpoint.stamp_reads``: set per read, and around the encoding of an answer that a task
+        #: produced later. Late answers (send_response) are timed by whoever holds the request.
+        self.received_at = 0.0
 
     # -- asyncio.Protocol ----------------------------------------------------------
 
@@ -215,6 +224,8 @@ class Connection(asyncio.Protocol):
     def _handle(self, cmds: list[RemotingCommand]) -> None:
         out = self._wbuf
         self._reading = True
+        if self._endpoint.stamp_reads:
+            self.received_at = _perf()
         try:
             for cmd in cmds:
                 if cmd.flag & RPC_TYPE_RESPONSE:
@@ -354,9 +365,10 @@ class Connection(asyncio.Protocol):
                 self._write(self._encode_response(req, _error_response(_SYSTEM_ERROR, "handler returned no command")))
             return
         self._endpoint._track(task)
-        task.add_done_callback(lambda t: self._async_done(req, t))
+        received = self.received_at
+        task.add_done_callback(lambda t: self._async_done(req, t, received))
 
-    def _async_done(self, req: RemotingCommand, task: asyncio.Task) -> None:
+    def _async_done(self, req: RemotingCommand, task: asyncio.Task, received: float = 0.0) -> None:
         if task.cancelled():
             return
         exc = task.exception()
@@ -375,7 +387,11 @@ class Connection(asyncio.Protocol):
                 resp = _error_response(_SYSTEM_ERROR, "handler returned no command")
         if req.flag & RPC_ONEWAY:
             return
-        self._write(self._encode_response(req, resp))
+        now_received, self.received_at = self.received_at, received
+        try:
+            self._write(self._encode_response(req, resp))
+        finally:
+            self.received_at = now_received
 
     def send_response(self, cmd: RemotingCommand) -> None:
         """Write a (late) response, e.g. after long polling; a no-op when the connection is closed.
