@@ -91,16 +91,23 @@ class Endpoint:
         # Empty tuples keep the hot path to one truth test when no hook is installed.
         self.before_hooks: tuple[RPCHook, ...] = ()
         self.after_hooks: tuple[RPCHook, ...] = ()
+        self.late_hooks: tuple[RPCHook, ...] = ()  # after hooks that also see late responses
         #: stamp every read with ``time.perf_counter()`` (:attr:`Connection.received_at`): what a
         #: latency hook measures from, one clock read per read instead of one per request
         self.stamp_reads = False
 
-    def add_rpc_hook(self, hook: RPCHook, *, before: bool = True, after: bool = True) -> None:
-        """Install ``hook`` around every request served (see :class:`RPCHook`); hooks run in install order."""
+    def add_rpc_hook(self, hook: RPCHook, *, before: bool = True, after: bool = True, late: bool = True) -> None:
+        """Install ``hook`` around every request served (see :class:`RPCHook`); hooks run in install order.
+
+        ``late=False``: ``do_after_response`` is not called for late responses (``request`` None),
+        e.g. for a hook that has nothing to do with them: the send path answers every message late.
+        """
         if before:
             self.before_hooks = (*self.before_hooks, hook)
         if after:
             self.after_hooks = (*self.after_hooks, hook)
+            if late:
+                self.late_hooks = (*self.late_hooks, hook)
 
     def register_processor(self, code: int, handler: Handler) -> None:
         """Serve requests with this code by ``handler(request, connection)``."""
@@ -401,8 +408,8 @@ class Connection(asyncio.Protocol):
         if self.closed:
             return
         cmd.flag |= RPC_TYPE_RESPONSE
-        if self._endpoint.after_hooks:
-            for hook in self._endpoint.after_hooks:
+        if self._endpoint.late_hooks:
+            for hook in self._endpoint.late_hooks:
                 hook.do_after_response(self, None, cmd)
         self._write(encode(cmd))
 

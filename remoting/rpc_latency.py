@@ -62,14 +62,14 @@ class RpcLatencyHook:
     def install(self, endpoint: Any) -> None:
         """Time the requests ``endpoint`` answers (an ``Endpoint`` of remoting.connection)."""
         endpoint.stamp_reads = True
-        endpoint.add_rpc_hook(self, before=False)
+        endpoint.add_rpc_hook(self, before=False, late=False)
 
     def do_before_request(self, conn: Any, request: RemotingCommand) -> None:
         return None  # the read's stamp is the start (installed with before=False)
 
     def do_after_response(self, conn: Any, request: RemotingCommand | None, response: RemotingCommand) -> None:
         if request is None:
-            return  # a late answer: timed by its sender (observe)
+            return  # a late answer (installed with late=False, so only when called directly): see observe
         # one int key per (request code, response code): no tuple to build per request
         key = (request.code << 16) ^ (response.code & 0xFFFF)
         h = self.histograms.get(key)
