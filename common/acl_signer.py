@@ -8,12 +8,11 @@ encoded, followed by the raw body; the signature is Base64(HmacSHA1(secretKey, c
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import hmac
-from collections.abc import Callable, Iterable, Mapping
-from operator import itemgetter
-from typing import Any
+from collections.abc import Iterable, Mapping
+
+from common import speedups
 
 __all__ = [
     "ACCESS_KEY",
@@ -49,45 +48,27 @@ def _java_order(keys: Iterable[str]) -> list[str]:
     return sorted(keys, key=lambda k: k.encode("utf-16-be", "surrogatepass"))
 
 
-# For each key sequence seen (one client sends one header class in one key order again and again), per
-# skip set: a C-level getter of the signed values in Java order. Sorting is done once per shape, and a
-# request's values are fetched without a Python loop.
-_ORDERS: dict[frozenset[str], dict[tuple[str, ...], Callable[[Mapping], Any]]] = {}
+# For each key sequence seen, per skip set: the signed keys in Java order and the keys left out
+# (sorted once per shape), and the shape last used per skip set. One client sends one header class
+# again and again, so a request is usually checked against that last shape alone: acl_mac (compiled
+# where built) compares its key set and signs in one call, with no per-request key tuple or sort.
+_Shape = tuple[tuple[str, ...], tuple[str, ...]]
+_SHAPES: dict[frozenset[str], dict[tuple[str, ...], _Shape]] = {}
+_LAST: dict[frozenset[str], _Shape] = {}
+_EMPTY: _Shape = ((), ())
 
 
-def _getter_for(keys: tuple[str, ...], skip: frozenset[str]) -> Callable[[Mapping], Any]:
-    order = [k for k in _java_order(keys) if k not in skip]
-    if not order:
-        getter: Callable[[Mapping], Any] = lambda _ext: ()  # noqa: E731
-    elif len(order) == 1:
-        one = order[0]
-        getter = lambda ext: (ext[one],)  # noqa: E731 - itemgetter of one key returns the bare value
-    else:
-        getter = itemgetter(*order)
-    shapes = _ORDERS.setdefault(skip, {})
-    if len(shapes) > 4096:  # bounded: shapes come from the wire
-        shapes.clear()
-    shapes[keys] = getter
-    return getter
-
-
-def _content_head(ext_fields: Mapping[str, str | None] | None, skip: frozenset[str]) -> bytes:
-    if not ext_fields:
-        return b""
-    keys = tuple(ext_fields)
-    shapes = _ORDERS.get(skip)
-    getter = shapes.get(keys) if shapes is not None else None
-    if getter is None:
-        getter = _getter_for(keys, skip)
-    values = getter(ext_fields)
-    try:
-        text = "".join(values)
-    except TypeError:  # a null value: StringBuilder.append(null) writes "null"
-        text = "".join("null" if v is None else v for v in values)
-    try:
-        return text.encode()
-    except UnicodeEncodeError:  # a lone surrogate: Java's getBytes has no error, keep what it gives
-        return text.encode("utf-8", "surrogatepass")
+def _shape_for(ext: Mapping[str, str | None], skip: frozenset[str]) -> _Shape:
+    keys = tuple(ext)
+    shapes = _SHAPES.setdefault(skip, {})
+    shape = shapes.get(keys)
+    if shape is None:
+        shape = (tuple(k for k in _java_order(keys) if k not in skip), tuple(k for k in keys if k in skip))
+        if len(shapes) > 4096:  # bounded: shapes come from the wire
+            shapes.clear()
+        shapes[keys] = shape
+    _LAST[skip] = shape
+    return shape
 
 
 def combine_request_content(
@@ -96,7 +77,9 @@ def combine_request_content(
     skip: frozenset[str] = _SKIP_SIGNATURE,
 ) -> bytes:
     """The bytes that are signed: sorted extField values (keys in ``skip`` left out) + body."""
-    head = _content_head(ext_fields, skip)
+    order = _shape_for(ext_fields, skip)[0] if ext_fields else ()
+    text = "".join("null" if v is None else v for v in (ext_fields[k] for k in order))  # type: ignore[index]
+    head = text.encode("utf-8", "surrogatepass")  # Java's getBytes keeps a lone surrogate: no error
     if body:
         return head + bytes(body)
     return head
@@ -108,13 +91,13 @@ def _mac(ext_fields: Mapping[str, str | None] | None, body: bytes | bytearray | 
     pads = _PADS.get(secret_key)
     if pads is None:
         pads = _pads(secret_key)
-    inner = pads[0].copy()
-    inner.update(_content_head(ext_fields, skip))
-    if body:
-        inner.update(body)
-    outer = pads[1].copy()
-    outer.update(inner.digest())
-    return _b64(outer.digest(), newline=False)
+    ext = ext_fields if type(ext_fields) is dict else dict(ext_fields or ())
+    shape = _LAST.get(skip, _EMPTY)
+    mac = _acl_mac(pads, ext, shape[0], shape[1], body)
+    if mac is None:  # another shape than the last one
+        shape = _shape_for(ext, skip) if ext else _EMPTY
+        mac = _acl_mac(pads, ext, shape[0], shape[1], body)
+    return mac
 
 
 def request_signature(
@@ -144,24 +127,14 @@ def verify_signature(
         given = signature.encode("ascii")
     except UnicodeEncodeError:  # a Base64 signature is ASCII: anything else cannot match
         return False
-    # _mac inlined: a broker runs this for every request
-    pads = _PADS.get(secret_key)
-    if pads is None:
-        pads = _pads(secret_key)
-    inner = pads[0].copy()
-    inner.update(_content_head(ext_fields, skip))
-    if body:
-        inner.update(body)
-    outer = pads[1].copy()
-    outer.update(inner.digest())
-    return _compare(_b64(outer.digest(), newline=False), given)
+    return _compare(_mac(ext_fields, body, secret_key, skip), given)
 
 
 # HMAC (RFC 2104) with the keyed inner and outer SHA-1 states computed once per secret: a request then
 # costs two state copies instead of building an HMAC object (a broker verifies every request).
 _PADS: dict[str, tuple] = {}
-_b64 = binascii.b2a_base64
 _compare = hmac.compare_digest
+_acl_mac = speedups.acl_mac
 
 
 def _pads(secret_key: str) -> tuple:
