@@ -46,7 +46,8 @@ class RPCHook(Protocol):
     ``do_before_request`` runs before the processor is looked up; returning a command answers the
     request with it and the processor never runs (an ACL refusal, a fast-fail). ``do_after_response``
     sees every response as it is encoded; ``request`` is None for late responses written with
-    :meth:`Connection.send_response` (match them by ``response.opaque``). Hooks must not raise.
+    :meth:`Connection.send_response` (match them by ``response.opaque``; a hook installed with
+    ``late=False`` is not called for those). Hooks must not raise.
     """
 
     def do_before_request(self, conn: Connection, request: RemotingCommand) -> RemotingCommand | None: ...
