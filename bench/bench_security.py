@@ -6,7 +6,7 @@ sender processes of bench/broker_load.py (precomputed frames; with ACL each send
 once, the broker verifies every request). Prints per round and the medians per configuration, plus
 the broker's CPU per message (less distorted by a shared machine than the throughput). Never asserts.
 
-    .venv/bin/python bench/bench_security.py [--seconds 4] [--procs 2] [--rounds 2] [--body 1024]
+    .venv/bin/python bench/bench_security.py [--seconds 4] [--procs 2] [--rounds 2] [--body 1024] [--configs plain,acl,tls]
 """
 
 from __future__ import annotations
@@ -110,11 +110,13 @@ def main() -> None:
     ap.add_argument("--procs", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=2, help="times each configuration runs (interleaved)")
     ap.add_argument("--body", type=int, default=1024)
+    ap.add_argument("--configs", default="plain,acl,tls", help="which of plain,acl,tls to run (plain always runs)")
     args = ap.parse_args()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     work = tempfile.mkdtemp(prefix="bench-sec-certs-")
     cert_key = make_cert(work) if shutil.which("openssl") else None
-    configs = ["plain", "acl"] + (["tls"] if cert_key else [])
+    wanted = set(args.configs.split(","))
+    configs = ["plain"] + [c for c in ("acl", "tls") if c in wanted and (c != "tls" or cert_key)]
     results: dict[tuple[str, int], list[dict]] = {}
     try:
         for rnd in range(args.rounds):

@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from remoting.connection import Connection
+
 __all__ = ["PullRequest", "PullRequestHoldService"]
 
 log = logging.getLogger(__name__)
@@ -29,7 +31,7 @@ log = logging.getLogger(__name__)
 class PullRequest:
     """A parked pull: the request, its connection, where it reads from, its filter and deadline."""
 
-    __slots__ = ("request", "conn", "pull_from_offset", "message_filter", "deadline", "timer", "done")
+    __slots__ = ("request", "conn", "pull_from_offset", "message_filter", "deadline", "timer", "done", "received_at")
 
     def __init__(self, request: Any, conn: Any, pull_from_offset: int, message_filter: Any, timeout_ms: int):
         self.request = request
@@ -39,6 +41,8 @@ class PullRequest:
         self.deadline = time.monotonic() + timeout_ms / 1000.0
         self.timer: asyncio.TimerHandle | None = None
         self.done = False
+        #: when the pull arrived (``Connection.received_at``; 0.0 for a connection that does not stamp)
+        self.received_at: float = conn.received_at if isinstance(conn, Connection) else 0.0
 
 
 class PullRequestHoldService:
@@ -57,6 +61,8 @@ class PullRequestHoldService:
         self.long_polling_enable = long_polling_enable
         self.short_polling_ms = short_polling_ms
         self.table: dict[tuple[str, int], list[PullRequest]] = {}
+        #: remoting.rpc_latency RpcLatencyHook when metrics are on: a held pull's answer is late, timed here
+        self.rpc_latency: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self._task: asyncio.Task | None = None
@@ -130,10 +136,15 @@ class PullRequestHoldService:
         if asyncio.iscoroutine(resp) or isinstance(resp, asyncio.Future):
             fut = asyncio.ensure_future(resp)
             fut.add_done_callback(lambda f: (not f.cancelled() and f.exception() is None and f.result() is not None)
-                                  and pr.conn.send_response(f.result()))
+                                  and self._answer(pr, f.result()))
             return
         if not pr.request.is_oneway:
-            pr.conn.send_response(resp)
+            self._answer(pr, resp)
+
+    def _answer(self, pr: PullRequest, resp: Any) -> None:
+        pr.conn.send_response(resp)
+        if self.rpc_latency is not None and pr.received_at:
+            self.rpc_latency.observe(pr.request.code, resp.code, pr.received_at, long_polling=True)
 
     # -- wake-ups --------------------------------------------------------------------
 

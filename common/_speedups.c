@@ -2050,6 +2050,172 @@ static PyObject *crc32_fn(PyObject *module, PyObject *const *args, Py_ssize_t na
     return PyLong_FromUnsignedLong(c);
 }
 
+/* -- ACL 1.0 request signature ------------------------------------------------------------------ */
+
+/* Base64 (padded) of n bytes as a bytes object. */
+static PyObject *b64_bytes(const uint8_t *s, Py_ssize_t n)
+{
+    PyObject *out = PyBytes_FromStringAndSize(NULL, ((n + 2) / 3) * 4);
+    if (out == NULL)
+        return NULL;
+    uint8_t *d = (uint8_t *)PyBytes_AS_STRING(out);
+    Py_ssize_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = ((uint32_t)s[i] << 16) | ((uint32_t)s[i + 1] << 8) | s[i + 2];
+        *d++ = B64_ALPHABET[v >> 18];
+        *d++ = B64_ALPHABET[(v >> 12) & 63];
+        *d++ = B64_ALPHABET[(v >> 6) & 63];
+        *d++ = B64_ALPHABET[v & 63];
+    }
+    if (n - i == 1) {
+        uint32_t v = (uint32_t)s[i] << 16;
+        *d++ = B64_ALPHABET[v >> 18];
+        *d++ = B64_ALPHABET[(v >> 12) & 63];
+        *d++ = '=';
+        *d++ = '=';
+    } else if (n - i == 2) {
+        uint32_t v = ((uint32_t)s[i] << 16) | ((uint32_t)s[i + 1] << 8);
+        *d++ = B64_ALPHABET[v >> 18];
+        *d++ = B64_ALPHABET[(v >> 12) & 63];
+        *d++ = B64_ALPHABET[(v >> 6) & 63];
+        *d++ = '=';
+    }
+    return out;
+}
+
+/* hashlib object -> its copy updated with data (a new reference), NULL on error */
+static PyObject *hash_copy_update(PyObject *state, PyObject *data, PyObject *data2)
+{
+    static PyObject *s_copy = NULL, *s_update = NULL;
+    if (s_copy == NULL) {
+        s_copy = PyUnicode_InternFromString("copy");
+        s_update = PyUnicode_InternFromString("update");
+        if (s_copy == NULL || s_update == NULL)
+            return NULL;
+    }
+    PyObject *h = PyObject_CallMethodNoArgs(state, s_copy);
+    if (h == NULL)
+        return NULL;
+    PyObject *r = PyObject_CallMethodOneArg(h, s_update, data);
+    if (r == NULL)
+        goto fail;
+    Py_DECREF(r);
+    if (data2 != NULL) {
+        r = PyObject_CallMethodOneArg(h, s_update, data2);
+        if (r == NULL)
+            goto fail;
+        Py_DECREF(r);
+    }
+    return h;
+fail:
+    Py_DECREF(h);
+    return NULL;
+}
+
+static PyObject *hash_digest(PyObject *h)
+{
+    static PyObject *s_digest = NULL;
+    if (s_digest == NULL && (s_digest = PyUnicode_InternFromString("digest")) == NULL)
+        return NULL;
+    return PyObject_CallMethodNoArgs(h, s_digest);
+}
+
+#define ACL_MAX_FIELDS 64
+
+static PyObject *acl_mac(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != 2 || !PyDict_Check(args[1])
+        || !PyTuple_Check(args[2]) || !PyTuple_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "acl_mac(pads: tuple, ext: dict, order: tuple, others: tuple, body)");
+        return NULL;
+    }
+    PyObject *pads = args[0], *ext = args[1], *order = args[2], *others = args[3], *body = args[4];
+    Py_ssize_t n = PyTuple_GET_SIZE(order), m = PyTuple_GET_SIZE(others);
+    if (n > ACL_MAX_FIELDS) {
+        PyErr_SetString(PyExc_ValueError, "acl_mac: too many signed fields");
+        return NULL;
+    }
+    /* the key set must be exactly order + others: a key the shape does not know changes the content */
+    if (PyDict_GET_SIZE(ext) != n + m)
+        Py_RETURN_NONE;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        if (PyDict_GetItemWithError(ext, PyTuple_GET_ITEM(others, i)) == NULL) {
+            if (PyErr_Occurred())
+                return NULL;
+            Py_RETURN_NONE;
+        }
+    }
+    PyObject *held[ACL_MAX_FIELDS]; /* values (or their surrogatepass bytes), owned */
+    const char *ptr[ACL_MAX_FIELDS];
+    Py_ssize_t len[ACL_MAX_FIELDS];
+    Py_ssize_t got = 0, total = 0;
+    PyObject *head = NULL, *inner = NULL, *d = NULL, *outer = NULL, *mac = NULL, *result = NULL;
+    for (; got < n; got++) {
+        PyObject *v = PyDict_GetItemWithError(ext, PyTuple_GET_ITEM(order, got));
+        if (v == NULL) {
+            if (!PyErr_Occurred())
+                result = Py_NewRef(Py_None);
+            goto done;
+        }
+        if (v == Py_None) { /* StringBuilder.append(null) */
+            held[got] = Py_NewRef(v);
+            ptr[got] = "null";
+            len[got] = 4;
+        } else if (PyUnicode_Check(v)) {
+            held[got] = Py_NewRef(v);
+            ptr[got] = PyUnicode_AsUTF8AndSize(v, &len[got]);
+            if (ptr[got] == NULL) { /* a lone surrogate: encoded as Java's getBytes does, like the pure twin */
+                if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+                    got++;
+                    goto done;
+                }
+                PyErr_Clear();
+                Py_SETREF(held[got], PyUnicode_AsEncodedString(v, "utf-8", "surrogatepass"));
+                if (held[got] == NULL)
+                    goto done;
+                ptr[got] = PyBytes_AS_STRING(held[got]);
+                len[got] = PyBytes_GET_SIZE(held[got]);
+            }
+        } else {
+            PyErr_Format(PyExc_TypeError, "sequence item %zd: expected str instance, %.80s found", got,
+                         Py_TYPE(v)->tp_name);
+            goto done;
+        }
+        total += len[got];
+    }
+    head = PyBytes_FromStringAndSize(NULL, total);
+    if (head == NULL)
+        goto done;
+    char *w = PyBytes_AS_STRING(head);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        memcpy(w, ptr[i], (size_t)len[i]);
+        w += len[i];
+    }
+    int has_body = body != Py_None && PyObject_IsTrue(body);
+    if (has_body < 0)
+        goto done;
+    inner = hash_copy_update(PyTuple_GET_ITEM(pads, 0), head, has_body ? body : NULL);
+    if (inner == NULL || (d = hash_digest(inner)) == NULL)
+        goto done;
+    outer = hash_copy_update(PyTuple_GET_ITEM(pads, 1), d, NULL);
+    if (outer == NULL || (mac = hash_digest(outer)) == NULL)
+        goto done;
+    if (!PyBytes_Check(mac)) {
+        PyErr_SetString(PyExc_TypeError, "acl_mac: digest() did not return bytes");
+        goto done;
+    }
+    result = b64_bytes((const uint8_t *)PyBytes_AS_STRING(mac), PyBytes_GET_SIZE(mac));
+done:
+    for (Py_ssize_t i = 0; i < got && i < n; i++)
+        Py_XDECREF(held[i]);
+    Py_XDECREF(head);
+    Py_XDECREF(inner);
+    Py_XDECREF(d);
+    Py_XDECREF(outer);
+    Py_XDECREF(mac);
+    return result;
+}
+
 /* -- module ---------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -2090,6 +2256,9 @@ static PyMethodDef methods[] = {
     {"crc32", (PyCFunction)(void (*)(void))crc32_fn, METH_FASTCALL, "crc32(data, value=0) -> zlib.crc32(data, value)"},
     {"cq_scan", cq_scan, METH_VARARGS,
      "cq_scan(buf, pos, end) -> (stop, max_physic_offset): ConsumeQueue recovery over one file"},
+    {"acl_mac", (PyCFunction)(void (*)(void))acl_mac, METH_FASTCALL,
+     "acl_mac(pads, ext, order, others, body) -> Base64 HmacSHA1 bytes, or None when ext's keys are not "
+     "exactly order + others"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -12,6 +12,8 @@ import hashlib
 import hmac
 from collections.abc import Iterable, Mapping
 
+from common import speedups
+
 __all__ = [
     "ACCESS_KEY",
     "SECRET_KEY",
@@ -22,6 +24,7 @@ __all__ = [
     "combine_request_content",
     "cal_signature",
     "request_signature",
+    "verify_signature",
     "sign_fields",
 ]
 
@@ -45,33 +48,27 @@ def _java_order(keys: Iterable[str]) -> list[str]:
     return sorted(keys, key=lambda k: k.encode("utf-16-be", "surrogatepass"))
 
 
-# The signed key order for each key sequence seen (one client sends one header class in one key order
-# again and again): sorting is then done once per shape, not per request.
-_ORDERS: dict[tuple, list[str]] = {}
+# For each key sequence seen, per skip set: the signed keys in Java order and the keys left out
+# (sorted once per shape), and the shape last used per skip set. One client sends one header class
+# again and again, so a request is usually checked against that last shape alone: acl_mac (compiled
+# where built) compares its key set and signs in one call, with no per-request key tuple or sort.
+_Shape = tuple[tuple[str, ...], tuple[str, ...]]
+_SHAPES: dict[frozenset[str], dict[tuple[str, ...], _Shape]] = {}
+_LAST: dict[frozenset[str], _Shape] = {}
+_EMPTY: _Shape = ((), ())
 
 
-def _order_for(shape: tuple) -> list[str]:
-    keys, skip = shape
-    order = [k for k in _java_order(keys) if k not in skip]
-    if len(_ORDERS) > 4096:  # bounded: shapes come from the wire
-        _ORDERS.clear()
-    _ORDERS[shape] = order
-    return order
-
-
-def _content_head(ext_fields: Mapping[str, str | None] | None, skip: frozenset[str]) -> bytes:
-    if not ext_fields:
-        return b""
-    shape = (tuple(ext_fields), skip)
-    order = _ORDERS.get(shape)
-    if order is None:
-        order = _order_for(shape)
-    values = [ext_fields[k] for k in order]
-    try:
-        text = "".join(values)
-    except TypeError:  # a null value: StringBuilder.append(null) writes "null"
-        text = "".join("null" if v is None else v for v in values)
-    return text.encode("utf-8", "surrogatepass")
+def _shape_for(ext: Mapping[str, str | None], skip: frozenset[str]) -> _Shape:
+    keys = tuple(ext)
+    shapes = _SHAPES.setdefault(skip, {})
+    shape = shapes.get(keys)
+    if shape is None:
+        shape = (tuple(k for k in _java_order(keys) if k not in skip), tuple(k for k in keys if k in skip))
+        if len(shapes) > 4096:  # bounded: shapes come from the wire
+            shapes.clear()
+        shapes[keys] = shape
+    _LAST[skip] = shape
+    return shape
 
 
 def combine_request_content(
@@ -80,10 +77,27 @@ def combine_request_content(
     skip: frozenset[str] = _SKIP_SIGNATURE,
 ) -> bytes:
     """The bytes that are signed: sorted extField values (keys in ``skip`` left out) + body."""
-    head = _content_head(ext_fields, skip)
+    order = _shape_for(ext_fields, skip)[0] if ext_fields else ()
+    text = "".join("null" if v is None else v for v in (ext_fields[k] for k in order))  # type: ignore[index]
+    head = text.encode("utf-8", "surrogatepass")  # Java's getBytes keeps a lone surrogate: no error
     if body:
         return head + bytes(body)
     return head
+
+
+def _mac(ext_fields: Mapping[str, str | None] | None, body: bytes | bytearray | memoryview | None,
+         secret_key: str, skip: frozenset[str]) -> bytes:
+    """Base64(HmacSHA1(secret_key, content)) as bytes, the body hashed where it lies (not copied)."""
+    pads = _PADS.get(secret_key)
+    if pads is None:
+        pads = _pads(secret_key)
+    ext = ext_fields if type(ext_fields) is dict else dict(ext_fields or ())
+    shape = _LAST.get(skip, _EMPTY)
+    mac = _acl_mac(pads, ext, shape[0], shape[1], body)
+    if mac is None:  # another shape than the last one
+        shape = _shape_for(ext, skip) if ext else _EMPTY
+        mac = _acl_mac(pads, ext, shape[0], shape[1], body)
+    return mac
 
 
 def request_signature(
@@ -93,22 +107,34 @@ def request_signature(
     skip: frozenset[str] = _SKIP_SIGNATURE,
 ) -> str:
     """:func:`cal_signature` of :func:`combine_request_content`, without copying the body."""
-    pads = _PADS.get(secret_key)
-    if pads is None:
-        pads = _pads(secret_key)
-    inner = pads[0].copy()
-    inner.update(_content_head(ext_fields, skip))
-    if body:
-        inner.update(body)
-    outer = pads[1].copy()
-    outer.update(inner.digest())
-    return _b64(outer.digest()).decode("ascii")
+    return _mac(ext_fields, body, secret_key, skip).decode("ascii")
+
+
+def verify_signature(
+    ext_fields: Mapping[str, str | None] | None,
+    body: bytes | bytearray | memoryview | None,
+    secret_key: str,
+    signature: str | None,
+    skip: frozenset[str] = SKIP_BROKER,
+) -> bool:
+    """True when ``signature`` is :func:`request_signature` of the request (what a broker checks).
+
+    Compared in constant time (Java's String.equals is not: it leaks how long a prefix matched).
+    """
+    if type(signature) is not str:
+        return False
+    try:
+        given = signature.encode("ascii")
+    except UnicodeEncodeError:  # a Base64 signature is ASCII: anything else cannot match
+        return False
+    return _compare(_mac(ext_fields, body, secret_key, skip), given)
 
 
 # HMAC (RFC 2104) with the keyed inner and outer SHA-1 states computed once per secret: a request then
 # costs two state copies instead of building an HMAC object (a broker verifies every request).
 _PADS: dict[str, tuple] = {}
-_b64 = base64.b64encode
+_compare = hmac.compare_digest
+_acl_mac = speedups.acl_mac
 
 
 def _pads(secret_key: str) -> tuple:

@@ -35,6 +35,7 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 * ``encode_records(buf, pos, src, items, batch_props, topic, ...)``: write v1 records (batch or single put).
 * ``walk_records(buf, pos, base_offset, check_crc)``: recovery's check of one CommitLog file.
 * ``cq_scan(buf, pos, end)``: ConsumeQueue recovery over one file's units.
+* ``acl_mac(pads, ext, order, others, body)``: an ACL 1.0 request signature (common.acl_signer).
 * ``crc32(data, value=0)``: ``zlib.crc32`` (the compiled twin folds with PCLMULQDQ where the
   CPU has it: :data:`CRC_IMPL`).
 """
@@ -76,6 +77,7 @@ __all__ = [
     "walk_records",
     "cq_scan",
     "crc32",
+    "acl_mac",
     "CRC_IMPL",
     "RecordTuple",
     "INDEX_HEADER_SIZE",
@@ -248,6 +250,13 @@ class Speedups(Protocol):
 
     def crc32(self, data, value: int = 0) -> int:
         """``zlib.crc32(data, value)`` (java.util.zip.CRC32): the body CRC of a record."""
+        ...
+
+    def acl_mac(self, pads: tuple, ext: dict, order: tuple[str, ...], others: tuple[str, ...], body) -> bytes | None:
+        """ACL 1.0 signature (common.acl_signer): Base64 of HmacSHA1 over the values of ``ext`` at
+        ``order`` (None written "null", UTF-8 with lone surrogates kept) followed by ``body``;
+        ``pads`` are the keyed inner and outer hashlib SHA-1 states (copied, never updated).
+        None when ``ext``'s keys are not exactly ``order`` + ``others`` (two disjoint tuples)."""
         ...
 
     def encode_records(self, buf, pos: int, src, items: list[tuple[int, int, int, int, int]],
@@ -864,6 +873,33 @@ def _py_crc32(data, value: int = 0) -> int:
     return zlib.crc32(data, value)
 
 
+def _py_acl_mac(pads: tuple, ext: dict, order: tuple[str, ...], others: tuple[str, ...], body) -> bytes | None:
+    """Pure twin of ``acl_mac``."""
+    if len(ext) != len(order) + len(others):
+        return None
+    get = ext.__getitem__
+    try:
+        for k in others:
+            get(k)
+        try:
+            text = "".join(map(get, order))
+        except TypeError:  # a null value: StringBuilder.append(null) writes "null"
+            text = "".join("null" if v is None else v for v in map(get, order))
+    except KeyError:
+        return None
+    try:
+        head = text.encode()
+    except UnicodeEncodeError:  # a lone surrogate: Java's getBytes keeps it
+        head = text.encode("utf-8", "surrogatepass")
+    inner = pads[0].copy()
+    inner.update(head)
+    if body:
+        inner.update(body)
+    outer = pads[1].copy()
+    outer.update(inner.digest())
+    return binascii.b2a_base64(outer.digest(), newline=False)
+
+
 # -- the loader ----------------------------------------------------------------------------------
 
 pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
@@ -886,12 +922,13 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     walk_records=_py_walk_records,
     cq_scan=_py_cq_scan,
     crc32=_py_crc32,
+    acl_mac=_py_acl_mac,
 )
 
 _NAMES = ("b64encode", "b64decode", "java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
           "msg_ids", "cq_put_units", "write_record", "dispatch_requests",
           "new_dispatch_request", "split_batch", "parse_record",
-          "encode_records", "walk_records", "cq_scan", "crc32")
+          "encode_records", "walk_records", "cq_scan", "crc32", "acl_mac")
 
 compiled: Speedups | None
 try:
@@ -926,6 +963,7 @@ encode_records = _impl.encode_records
 walk_records = _impl.walk_records
 cq_scan = _impl.cq_scan
 crc32 = _impl.crc32
+acl_mac = _impl.acl_mac
 # how the compiled twin computes record CRCs: "pclmul" (carry-less multiply folding, chosen at
 # import when the CPU has it and ROCKETMQ_PY_NO_PCLMUL is not 1), "zlib" or "table"
 CRC_IMPL: str = getattr(_impl, "CRC_IMPL", "zlib")

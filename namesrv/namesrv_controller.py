@@ -57,7 +57,7 @@ class NamesrvController:
         self.metrics: NamesrvMetrics | None = None
         if validate_metrics_keys(config):
             self.metrics = NamesrvMetrics(config, self.route_info_manager, f"{config.bindAddress}:{config.listenPort}")
-            self.server.add_rpc_hook(self.metrics.rpc_hook)
+            self.metrics.rpc_hook.install(self.server)
 
     @property
     def port(self) -> int:

@@ -18,6 +18,7 @@ import asyncio
 import logging
 import math
 import socket
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -47,7 +48,8 @@ class RPCHook(Protocol):
     ``do_before_request`` runs before the processor is looked up; returning a command answers the
     request with it and the processor never runs (an ACL refusal, a fast-fail). ``do_after_response``
     sees every response as it is encoded; ``request`` is None for late responses written with
-    :meth:`Connection.send_response` (match them by ``response.opaque``). Hooks must not raise.
+    :meth:`Connection.send_response` (match them by ``response.opaque``; a hook installed with
+    ``late=False`` is not called for those). Hooks must not raise.
     """
 
     def do_before_request(self, conn: Connection, request: RemotingCommand) -> RemotingCommand | None: ...
@@ -59,6 +61,7 @@ _SUCCESS_RESPONSE_FLAG = RPC_TYPE_RESPONSE
 _NOT_SUPPORTED = int(ResponseCode.REQUEST_CODE_NOT_SUPPORTED)
 _SYSTEM_ERROR = int(ResponseCode.SYSTEM_ERROR)
 _new_command = RemotingCommand.__new__
+_perf = time.perf_counter
 
 
 def _error_text(e: BaseException) -> str:
@@ -92,6 +95,10 @@ class Endpoint:
         # Empty tuples keep the hot path to one truth test when no hook is installed.
         self.before_hooks: tuple[RPCHook, ...] = ()
         self.after_hooks: tuple[RPCHook, ...] = ()
+        self.late_hooks: tuple[RPCHook, ...] = ()  # after hooks that also see late responses
+        #: stamp every read with ``time.perf_counter()`` (:attr:`Connection.received_at`): what a
+        #: latency hook measures from, one clock read per read instead of one per request
+        self.stamp_reads = False
         #: what peers can make us log at will (bad frames) is logged once per host per interval, counted
         self.protocol_log = PeerLogLimiter(log)
         #: fair turns and backlogs between connections (see remoting.fair_dispatch); off until set
@@ -103,12 +110,18 @@ class Endpoint:
         self.fair = fair
         self._turn_budget = _NO_LIMIT if fair is None else fair.turn_budget
 
-    def add_rpc_hook(self, hook: RPCHook, *, before: bool = True, after: bool = True) -> None:
-        """Install ``hook`` around every request served (see :class:`RPCHook`); hooks run in install order."""
+    def add_rpc_hook(self, hook: RPCHook, *, before: bool = True, after: bool = True, late: bool = True) -> None:
+        """Install ``hook`` around every request served (see :class:`RPCHook`); hooks run in install order.
+
+        ``late=False``: ``do_after_response`` is not called for late responses (``request`` None),
+        e.g. for a hook that has nothing to do with them: the send path answers every message late.
+        """
         if before:
             self.before_hooks = (*self.before_hooks, hook)
         if after:
             self.after_hooks = (*self.after_hooks, hook)
+            if late:
+                self.late_hooks = (*self.late_hooks, hook)
 
     def register_processor(self, code: int, handler: Handler) -> None:
         """Serve requests with this code by ``handler(request, connection)``."""
@@ -195,6 +208,10 @@ class Connection(asyncio.Protocol):
         self._dispatching: Any = None
         #: loop time of the last read or write (idle detection)
         self.last_io = 0.0
+        #: perf_counter() when the request being answered arrived (its read), with
+        #: ``Endpoint.stamp_reads``: set per read, and around the encoding of an answer that a task
+        #: produced later. Late answers (send_response) are timed by whoever holds the request.
+        self.received_at = 0.0
 
     # -- asyncio.Protocol ----------------------------------------------------------
 
@@ -216,6 +233,8 @@ class Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.last_io = self._loop.time()
+        if self._endpoint.stamp_reads:  # at arrival: a request served later in a fair turn counts its wait
+            self.received_at = _perf()
         decoder = self._decoder
         try:
             cmds = decoder.feed(data)
@@ -411,9 +430,10 @@ class Connection(asyncio.Protocol):
                 self._write(self._encode_response(req, _error_response(_SYSTEM_ERROR, "handler returned no command")))
             return
         self._endpoint._track(task)
-        task.add_done_callback(lambda t: self._async_done(req, t))
+        received = self.received_at
+        task.add_done_callback(lambda t: self._async_done(req, t, received))
 
-    def _async_done(self, req: RemotingCommand, task: asyncio.Task) -> None:
+    def _async_done(self, req: RemotingCommand, task: asyncio.Task, received: float = 0.0) -> None:
         if task.cancelled():
             return
         exc = task.exception()
@@ -429,7 +449,11 @@ class Connection(asyncio.Protocol):
                 resp = _error_response(_SYSTEM_ERROR, "handler returned no command")
         if req.flag & RPC_ONEWAY:
             return
-        self._write(self._encode_response(req, resp))
+        now_received, self.received_at = self.received_at, received
+        try:
+            self._write(self._encode_response(req, resp))
+        finally:
+            self.received_at = now_received
 
     def send_response(self, cmd: RemotingCommand) -> None:
         """Write a (late) response, e.g. after long polling; a no-op when the connection is closed.
@@ -439,8 +463,8 @@ class Connection(asyncio.Protocol):
         if self.closed:
             return
         cmd.flag |= RPC_TYPE_RESPONSE
-        if self._endpoint.after_hooks:
-            for hook in self._endpoint.after_hooks:
+        if self._endpoint.late_hooks:
+            for hook in self._endpoint.late_hooks:
                 hook.do_after_response(self, None, cmd)
         self._write(encode(cmd))
 

@@ -29,6 +29,8 @@ _SYSTEM_ERROR = int(ResponseCode.SYSTEM_ERROR)
 class Validator(Protocol):
     def validate(self, req: AccessRequest) -> None: ...
 
+    def validate_granted(self, remote_addr: str, ext: dict, body: Any, grant: tuple) -> bool: ...
+
 
 def _retry(group: str | None) -> str | None:
     return None if group is None else RETRY_GROUP_TOPIC_PREFIX + group
@@ -93,6 +95,14 @@ _UNREGISTER = int(RequestCode.UNREGISTER_CLIENT)
 _CONSUMER_LIST = int(RequestCode.GET_CONSUMER_LIST_BY_GROUP)
 _UPDATE_OFFSET = int(RequestCode.UPDATE_CONSUMER_OFFSET)
 
+#: The hot codes: the header fields their resources come from (see needed_resources). Their
+#: permission decision is remembered per (access key, code, these fields' values).
+_GRANT_FIELDS = {
+    _SEND_V2: ("b", "a"),
+    _SEND: ("topic", "group"),
+    _PULL: ("topic", "consumerGroup"),
+}
+
 
 class PlainAccessValidator:
     """Parses a request into an :class:`AccessRequest` and asks the permission manager."""
@@ -109,9 +119,18 @@ class PlainAccessValidator:
             needs = needed_resources(req.code, ext, req.body)
         except Exception as e:  # a body that does not parse is a refusal, as in RocketMQ
             raise AclException(str(e) or type(e).__name__) from e
-        return AccessRequest(ip, req.code, ext.get(ACCESS_KEY), ext.get(SIGNATURE), ext, req.body, needs)
+        ak = ext.get(ACCESS_KEY)
+        fields = _GRANT_FIELDS.get(req.code)
+        grant = None if fields is None else (ak, req.code, ext.get(fields[0]), ext.get(fields[1]))
+        return AccessRequest(ip, req.code, ak, ext.get(SIGNATURE), ext, req.body, needs, grant)
 
     def validate(self, req: RemotingCommand, remote_addr: str) -> None:
+        ext = req.ext_fields
+        fields = _GRANT_FIELDS.get(req.code)
+        if fields is not None and ext is not None:  # a send or a pull: most requests
+            grant = (ext.get(ACCESS_KEY), req.code, ext.get(fields[0]), ext.get(fields[1]))
+            if self.manager.validate_granted(remote_addr, ext, req.body, grant):
+                return
         self.manager.validate(self.parse(req, remote_addr))
 
 

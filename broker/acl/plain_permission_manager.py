@@ -26,7 +26,7 @@ from broker.acl.permission import (
     parse_resource_perms,
 )
 from broker.acl.remote_address_strategy import RemoteAddressStrategy, get_remote_address_strategy
-from common.acl_signer import SKIP_BROKER, request_signature
+from common.acl_signer import SIGNATURE, SKIP_BROKER, verify_signature
 from common.mixall import RETRY_GROUP_TOPIC_PREFIX, RMQ_SYS_TRACE_TOPIC
 from common.util import now_ms
 
@@ -37,6 +37,8 @@ log = logging.getLogger("broker.acl")
 DEFAULT_ACL_FILE = os.path.join("conf", "plain_acl.yml")
 ACL_DIR = os.path.join("conf", "acl")
 KEY_MIN_LENGTH = 6  # keys must be longer than this
+_MAX_GRANTS = 65536
+_MAX_WHITE_ADDRS = 4096
 
 
 def acl_home(rocketmq_home: str) -> str:
@@ -68,6 +70,9 @@ class AccessRequest:
     ext_fields: dict | None
     body: Any
     needs: dict[str, int] | None
+    #: what the permission decision depends on (account, code, resource fields) when it may be
+    #: remembered: see :meth:`PlainPermissionManager.validate_granted`
+    grant: tuple | None = None
 
 
 @dataclass(slots=True)
@@ -136,6 +141,11 @@ class PlainPermissionManager:
         self._global_white: list[RemoteAddressStrategy] = []
         self._accounts: dict[str, PlainAccount] = {}
         self._account_file: dict[str, str] = {}
+        # Decisions remembered for the hot requests (sends, pulls), dropped whenever the accounts or
+        # white lists change (_rebuild): remote address -> globally white-listed, and the grant keys
+        # whose permission check passed. Both bounded: addresses and resource names come from outside.
+        self._white_addrs: dict[str, bool] = {}
+        self._granted: set[tuple] = set()
 
     # -- loading -------------------------------------------------------------------------------
 
@@ -240,6 +250,8 @@ class PlainPermissionManager:
                     accounts[a.access_key] = a
                     where[a.access_key] = path
         self._global_white, self._accounts, self._account_file = white, accounts, where
+        self._white_addrs = {}
+        self._granted = set()
 
     def file_list_loaded(self) -> list[str]:
         order = self.file_list()
@@ -261,9 +273,43 @@ class PlainPermissionManager:
             raise AclException(f"No acl config for {ak}")
         if owned.white(ip):
             return
-        expected = request_signature(req.ext_fields, req.body, owned.secret_key, SKIP_BROKER)
-        if expected != req.signature:
+        if not verify_signature(req.ext_fields, req.body, owned.secret_key, req.signature, SKIP_BROKER):
             raise AclException(f"Check signature failed for accessKey={ak}")
+        self._authorize(owned, req)
+        grant = req.grant
+        if grant is not None:
+            if len(self._granted) >= _MAX_GRANTS:
+                self._granted.clear()
+            self._granted.add(grant)
+
+    def validate_granted(self, remote_addr: str, ext: dict, body: Any, grant: tuple) -> bool:
+        """The hot path (sends, pulls): True when the request may run, decided with what is remembered.
+
+        ``grant`` is (access key, request code, the values of the header fields its resources come
+        from): the permission decision depends on nothing else, so once :meth:`validate` passed it, only
+        the caller's address and the signature still need checking. False means "not decided here":
+        run :meth:`validate`, which also gives the exact refusal.
+        """
+        white = self._white_addrs.get(remote_addr)
+        if white is None:
+            white = self._is_global_white(remote_addr)
+        if white:
+            return True
+        if grant not in self._granted:
+            return False
+        owned = self._accounts.get(grant[0])
+        return owned is not None and verify_signature(ext, body, owned.secret_key, ext.get(SIGNATURE), SKIP_BROKER)
+
+    def _is_global_white(self, remote_addr: str) -> bool:
+        ip = remote_addr.rpartition(":")[0] if ":" in remote_addr else remote_addr
+        white = any(match(ip) for match in self._global_white)
+        if len(self._white_addrs) >= _MAX_WHITE_ADDRS:
+            self._white_addrs.clear()
+        self._white_addrs[remote_addr] = white
+        return white
+
+    def _authorize(self, owned: PlainAccount, req: AccessRequest) -> None:
+        ak = owned.access_key
         needs = req.needs
         if needs and needs.get(RMQ_SYS_TRACE_TOPIC) == PUB:
             return  # message trace data may always be written

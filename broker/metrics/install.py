@@ -35,10 +35,12 @@ def install_metrics(b: Any, start_error: type[Exception]) -> BrokerMetricsManage
     )
     m = BrokerMetricsManager(src)
     send.put_metrics = m.put_metrics
+    send.rpc_latency = m.rpc_hook  # the send path times its late answers itself, once per read
     pull.pull_offsets = m.pull_offsets
+    pull.hold_service.rpc_latency = m.rpc_hook  # held pulls are answered late: timed by the holder
     for srv in (b.server, b.fast_server):
         if srv is not None:
-            srv.add_rpc_hook(m.rpc_hook)
+            m.rpc_hook.install(srv)
 
     async def start() -> None:
         try:

@@ -26,6 +26,7 @@ MESSAGE_TYPES = ("normal", "fifo", "delay", "transaction")
 _NORMAL, _FIFO, _DELAY, _TRANSACTION = range(4)
 #: 5.x's view: 1 KiB, 4 KiB, 512 KiB, 1 MiB, 2 MiB, 4 MiB.
 MESSAGE_SIZE_BUCKETS = (1024.0, 4096.0, 512 * 1024.0, 1024 * 1024.0, 2 * 1024 * 1024.0, 4 * 1024 * 1024.0)
+assert MESSAGE_SIZE_BUCKETS[:2] == (1024.0, 4096.0)  # on_put tests the first two bounds inline
 _SCHEDULE = mixall.SCHEDULE_TOPIC
 _HALF = mixall.RMQ_SYS_TRANS_HALF_TOPIC
 _SHARDING = MessageConst.SHARDING_KEY
@@ -49,16 +50,23 @@ class PutMetrics:
         self._names = list(base_labels)
         self._base = list(base_labels.values())
         self.slots: dict[str, TopicPutSlot] = {}
+        # the slot of the last put's topic: puts come in runs to one topic (no dict lookup then)
+        self._last_topic: str | None = None
+        self._last_slot: TopicPutSlot | None = None
 
     def on_put(self, topic: str, msg: Any, nums: int, size: int) -> None:
-        s = self.slots.get(topic)
-        if s is None:
-            s = self.slots[topic] = TopicPutSlot()
+        if topic is self._last_topic:
+            s = self._last_slot
+        else:
+            s = self.slots.get(topic)
+            if s is None:
+                s = self.slots[topic] = TopicPutSlot()
+            self._last_topic, self._last_slot = topic, s
         kind = _NORMAL
         if msg is not None:
             # the broker has already parked delayed and prepared messages in their system topics
             t = msg.topic
-            if t != topic:
+            if t is not topic and t != topic:
                 kind = _DELAY if t == _SCHEDULE else _TRANSACTION if t == _HALF else _NORMAL
             elif _SHARDING in msg.properties:
                 kind = _FIFO
@@ -66,7 +74,10 @@ class PutMetrics:
         s.bytes[kind] += size
         h = s.size
         # LocalHistogram.observe, inlined (hot path); a batch counts each message at its mean size
-        h.counts[_bisect(MESSAGE_SIZE_BUCKETS, size if nums == 1 else size / nums)] += nums
+        if nums == 1:
+            h.counts[0 if size <= 1024 else 1 if size <= 4096 else _bisect(MESSAGE_SIZE_BUCKETS, size)] += 1
+        else:
+            h.counts[_bisect(MESSAGE_SIZE_BUCKETS, size / nums)] += nums
         h.total += size
 
     def collect(self) -> Iterator[CounterMetricFamily | HistogramMetricFamily]:
@@ -91,6 +102,7 @@ class PutMetrics:
         """Drop the slots of deleted topics (run by the periodic refresh, on the loop)."""
         for t in [t for t in self.slots if t not in live_topics]:
             del self.slots[t]
+        self._last_topic = self._last_slot = None
 
 
 class PullOffsets:

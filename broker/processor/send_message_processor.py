@@ -223,6 +223,7 @@ _STORED_CODES = {
 # a full disk refuses every send: one line per topic and status every 10 s, not one per send
 _REFUSALS = RateLimitedLog(log, logging.INFO)
 _SUCCESS = int(ResponseCode.SUCCESS)
+_SYSTEM_ERROR = int(ResponseCode.SYSTEM_ERROR)
 _PUT_OK = PutMessageStatus.PUT_OK
 _SEND_V2 = int(RequestCode.SEND_MESSAGE_V2)
 
@@ -347,6 +348,7 @@ class SendMessageProcessor:
         self._put_list_async = getattr(store, "put_message_list_async", None) if batch_puts else None
         self._pending: list[tuple[Any, RemotingCommand, MessageExtBrokerInner, str, int, int]] = []
         self.put_metrics: Any = None  # broker.metrics PutMetrics when the Prometheus endpoint is on
+        self.rpc_latency: Any = None  # remoting.rpc_latency RpcLatencyHook, idem (answers sent late)
 
     # -- entry point -----------------------------------------------------------
 
@@ -531,48 +533,62 @@ class SendMessageProcessor:
             conn.defer(flush)  # one flush for whatever is queued until it runs
         pending.append((conn, req, msg, topic, size, qid))
 
-    def _answer(self, pending: list, results: Any, error: BaseException | None) -> None:
+    def _answer(self, pending: list, results: Any, error: BaseException | None, received_at: float) -> None:
+        """Answer the sends of one read; ``received_at``: that read's ``Connection.received_at``."""
         if error is None and (results is None or len(results) != len(pending)):
             error = RuntimeError(f"store returned {0 if results is None else len(results)} results "
                                  f"for {len(pending)} messages")
+        lat = self.rpc_latency
         if error is not None:
             log.warning("put of %d messages failed: %r", len(pending), error)
             text = str(error) or type(error).__name__
             for conn, req, _msg, _topic, _size, _qid in pending:
                 if not req.flag & RPC_ONEWAY:
                     conn.send_response(self._error(req, ResponseCode.SYSTEM_ERROR, text))
+                    if lat is not None:
+                        lat.observe(req.code, _SYSTEM_ERROR, received_at)
             return
         response = self._response
+        ok = 0  # SEND_MESSAGE_V2 answered SUCCESS: timed together below (one histogram update a read)
         for (conn, req, msg, topic, size, qid), result in zip(pending, results, strict=True):
             resp = response(req, result, topic, qid, size, msg)
             if not req.flag & RPC_ONEWAY:
                 conn.send_response(resp)
+                if resp.code or req.code != _SEND_V2:
+                    if lat is not None:
+                        lat.observe(req.code, resp.code, received_at)
+                else:
+                    ok += 1
+        if ok and lat is not None:
+            lat.observe(_SEND_V2, _SUCCESS, received_at, ok)
 
     def _append_pending(self) -> None:
         """Append the queued sends with one store call and answer each (end of a read)."""
         pending, self._pending = self._pending, []
         if not pending:
             return
+        received_at = pending[0][0].received_at  # the read they came in (all of them: one read's work)
         try:
             results = self._put_list([p[2] for p in pending])
         except Exception as e:  # noqa: BLE001 - every queued sender gets SYSTEM_ERROR
-            self._answer(pending, None, e)
+            self._answer(pending, None, e, received_at)
         else:
-            self._answer(pending, results, None)
+            self._answer(pending, results, None, received_at)
 
     def _append_pending_async(self) -> None:
         """Append the queued sends and wait for their durability in one task (end of a read)."""
         pending, self._pending = self._pending, []
         if pending:
-            pending[0][0].spawn(self._put_pending(pending))
+            conn = pending[0][0]
+            conn.spawn(self._put_pending(pending, conn.received_at))
 
-    async def _put_pending(self, pending: list) -> None:
+    async def _put_pending(self, pending: list, received_at: float) -> None:
         try:
             results = await self._put_list_async([p[2] for p in pending])
         except Exception as e:  # noqa: BLE001 - every queued sender gets SYSTEM_ERROR
-            self._answer(pending, None, e)
+            self._answer(pending, None, e, received_at)
         else:
-            self._answer(pending, results, None)
+            self._answer(pending, results, None, received_at)
         finally:
             self.waiting_puts -= len(pending)
         # the answers leave now, not one loop iteration later (one connection per read, as a rule)

@@ -12,7 +12,13 @@ import pytest
 import yaml
 
 from client.acl import AclClientRPCHook, SessionCredentials
-from common.acl_signer import cal_signature, combine_request_content
+from common.acl_signer import (
+    SKIP_BROKER,
+    cal_signature,
+    combine_request_content,
+    request_signature,
+    verify_signature,
+)
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode
 from remoting.codes import ResponseCode as RC
@@ -105,6 +111,36 @@ def test_signature_content_matches_the_spec_example():
     assert len(cal_signature(content, "12345678")) == 28
 
 
+def _reference_content(ext: dict, body: bytes, skip: frozenset) -> bytes:
+    """AclUtils.combineRequestContent written plainly: keys in Java (UTF-16) order, null as "null"."""
+    keys = sorted((k for k in ext if k not in skip), key=lambda k: k.encode("utf-16-be", "surrogatepass"))
+    text = "".join("null" if ext[k] is None else ext[k] for k in keys)
+    return text.encode("utf-8", "surrogatepass") + body
+
+
+@pytest.mark.parametrize("ext", [
+    {},
+    {"AccessKey": "RocketMQ"},
+    {"Signature": "x", "AccessKey": "RocketMQ"},
+    {"b": "T", "a": "pg", "AccessKey": "RocketMQ", "Signature": "old", "_UNIQUE_KEY_QUERY": "true"},
+    {"topic": None, "queueId": "0", "AccessKey": "RocketMQ"},
+    {"\U0001F600k": "v1", "\uff5ek": "v2", "zk": "caf\u00e9", "ak": "\ud800"},  # order by UTF-16 units
+])
+@pytest.mark.parametrize("skip", [frozenset({"Signature"}), SKIP_BROKER])
+def test_signed_content_for_every_header_shape(ext, skip):
+    body = b"\x00body\xff"
+    for _ in range(2):  # the second time through the remembered key order
+        assert combine_request_content(ext, body, skip) == _reference_content(ext, body, skip)
+        want = cal_signature(_reference_content(ext, body, skip), "12345678")
+        assert request_signature(ext, body, "12345678", skip) == want
+        assert request_signature(ext, memoryview(body), "12345678", skip) == want
+        assert verify_signature(ext, body, "12345678", want, skip)
+        assert not verify_signature(ext, body + b"!", "12345678", want, skip)
+        assert not verify_signature(ext, body, "12345679", want, skip)
+        assert not verify_signature(ext, body, "12345678", None, skip)
+        assert not verify_signature(ext, body, "12345678", want[:-1] + "\u00e9", skip)
+
+
 async def test_unsigned_wrong_secret_unknown_key(acl_broker, client):
     b, _ = acl_broker
     refused(await send(client, b.addr, "topicB", creds=None), "No accessKey is configured")
@@ -193,6 +229,14 @@ async def test_admin_codes_hot_reload_and_stored_messages(tmp_path, client):
         nu = SessionCredentials("newuser1", "87654321")
         assert (await send(client, b.addr, "topicQ", creds=nu)).code == RC.SUCCESS
         refused(await send(client, b.addr, "topicA", creds=nu), "No default permission for topic:topicA")
+        # a permission taken away is in force at once (sends to topicQ passed before: nothing stale is used)
+        r = await invoke(client, b.addr, RequestCode.UPDATE_AND_CREATE_ACL_CONFIG,
+                         {**new, "topicPerms": "topicA=DENY,topicQ=SUB"}, None, USER)
+        assert r.code == RC.SUCCESS
+        refused(await send(client, b.addr, "topicQ", creds=nu), "No default permission for topic:topicQ")
+        r = await invoke(client, b.addr, RequestCode.UPDATE_AND_CREATE_ACL_CONFIG, new, None, USER)
+        assert r.code == RC.SUCCESS
+        assert (await send(client, b.addr, "topicQ", creds=nu)).code == RC.SUCCESS
         # invalid updates answer 209 and change nothing
         before = acl_file.read_bytes()
         r = await invoke(client, b.addr, RequestCode.UPDATE_AND_CREATE_ACL_CONFIG,
@@ -250,7 +294,7 @@ async def test_admin_codes_hot_reload_and_stored_messages(tmp_path, client):
         assert admin_pulls["topicB"] == [f"m{i}".encode() for i in range(sent)]
         assert len(admin_pulls["topicA"]) == sent_a
         assert len(admin_pulls["topicH"]) == sent_h
-        assert len(admin_pulls["topicQ"]) == 1
+        assert len(admin_pulls["topicQ"]) == 2
     finally:
         b.stop()
 

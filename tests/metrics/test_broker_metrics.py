@@ -166,3 +166,24 @@ async def test_held_pull_is_labelled_long_polling(metrics_broker):
         s = await async_wait_until(counted, 15, what="the held pull timed as long polling")
     assert value(s, "rocketmq_rpc_latency_milliseconds_count", request_code="send_message_v2",
                  is_long_polling="false") >= 1
+
+
+async def test_sync_flush_sends_timed_once_each(procs, tmp_path):
+    """Group-committed sends are answered late (after the flush): the send path times them, one count each."""
+    port = free_port()
+    b = BrokerProc(tmp_path, "sf", start_proc=procs.start, flushDiskType="SYNC_FLUSH", metricsExporterType="PROM",
+                   metricsPromExporterHost="127.0.0.1", metricsPromExporterPort=port)
+    b.start()
+    async with RemotingClient() as c:
+        rs = await asyncio.gather(*(send(c, b.addr, "SfT", b"z" * 10, queue_id=0) for _ in range(N)))
+        assert all(r.code == ResponseCode.SUCCESS for r in rs)
+        rs = await asyncio.gather(*(send(c, b.addr, "SfT", b"z", queue_id=99) for _ in range(3)))  # no such queue
+        assert all(r.code != ResponseCode.SUCCESS for r in rs)
+    s = scrape(port)  # rpc latency is recorded as answers leave: no refresh to wait for
+    ok = dict(request_code="send_message_v2", response_code="success")
+    assert value(s, "rocketmq_rpc_latency_milliseconds_count", **ok) == N
+    assert value(s, "rocketmq_rpc_latency_milliseconds_bucket", le="+Inf", **ok) == N
+    assert value(s, "rocketmq_rpc_latency_milliseconds_sum", **ok) > 0
+    refused = [v for lab, v in s["rocketmq_rpc_latency_milliseconds_count"]
+               if lab["request_code"] == "send_message_v2" and lab["response_code"] != "success"]
+    assert sum(refused) == 3

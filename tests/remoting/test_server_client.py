@@ -287,3 +287,44 @@ async def test_rpc_hooks_refuse_before_processor_and_see_every_response(server, 
         (7, ResponseCode.SUCCESS, ok.opaque),
         (None, ResponseCode.SUCCESS, late.opaque),
     ]
+
+
+async def test_stamped_reads_time_answers_from_their_own_read(server, client, addr):
+    """With stamp_reads, an answer is encoded with received_at of the read its request came in, also
+    when a task answers after later reads; a hook installed with late=False never sees late answers."""
+    seen: dict[str, float] = {}
+    release = asyncio.Event()
+
+    class Timing:
+        def do_before_request(self, conn, req):
+            return None
+
+        def do_after_response(self, conn, req, resp):
+            assert req is not None, "a late answer reached a late=False hook"
+            seen[req.ext_fields["topic"]] = conn.received_at
+
+    async def slow(req, conn):
+        await release.wait()
+        return req.response_to(ResponseCode.SUCCESS)
+
+    def fast(req, conn):
+        release.set()
+        if req.ext_fields["topic"] == "late":
+            conn.send_response(req.response_to(ResponseCode.SUCCESS))
+            return None
+        return req.response_to(ResponseCode.SUCCESS)
+
+    server.stamp_reads = True
+    server.register_processor(8, slow)
+    server.register_processor(9, fast)
+    server.add_rpc_hook(Timing(), before=False, late=False)
+    waiting = asyncio.ensure_future(client.invoke(addr, RemotingCommand.request(8, {"topic": "slow"}), 3))
+    await async_wait_until(lambda: server.connections and next(iter(server.connections)).received_at, 3,
+                           what="the first read stamped")
+    first_read = next(iter(server.connections)).received_at
+    assert (await client.invoke(addr, RemotingCommand.request(9, {"topic": "fast"}), 3)).code == 0
+    assert (await waiting).code == ResponseCode.SUCCESS
+    assert (await client.invoke(addr, RemotingCommand.request(9, {"topic": "late"}), 3)).code == 0
+    assert seen["slow"] == first_read  # the task's answer: its own read's stamp, not the later one
+    assert seen["fast"] > first_read
+    assert "late" not in seen
