@@ -9,13 +9,11 @@ life cycle (spec message-and-store-format.md §8, §11).
 from __future__ import annotations
 
 import asyncio
-import bisect
 import concurrent.futures
 import contextlib
 import fcntl
 import logging
 import os
-import struct
 import time
 from collections.abc import Awaitable, Callable
 
@@ -37,7 +35,7 @@ from store.clean_commit_log_service import (
 from store.clean_consume_queue_service import CleanConsumeQueueService
 from store.commit_log import SCHEDULE_TOPIC, CommitLog, TagsCodeCalculator
 from store.config import BrokerRole, FlushDiskType, MessageStoreConfig
-from store.consume_queue import CQ_STORE_UNIT_SIZE, ConsumeQueueStore, is_valid_topic_name
+from store.consume_queue import ConsumeQueueStore, is_valid_topic_name
 from store.disk_space_guard import DiskSpaceGuard
 from store.dispatch import (
     CommitLogDispatcherBuildConsumeQueue,
@@ -49,9 +47,9 @@ from store.flush_service import (
     FlushRealTimeService,
     GroupCommitService,
 )
+from store.get_message_service import GetMessageService
 from store.message_store import (
     GetMessageResult,
-    GetMessageStatus,
     MessageFilter,
     PutMessageResult,
     PutMessageStatus,
@@ -60,30 +58,19 @@ from store.message_store import (
 from store.reput_message_service import ArrivingListener, ReputMessageService
 from store.running_flags import RunningFlags
 from store.store_checkpoint import StoreCheckpoint
+from store.store_stats_service import PUT_TIME_BUCKETS, StoreStatsService
 
 try:  # written by the index engineer; the store works without it
     from store.index_service import IndexService
 except ImportError:  # pragma: no cover - until store/index_service.py lands
     IndexService = None  # type: ignore[assignment,misc]
 
-__all__ = ["DefaultMessageStore", "TRANS_OP_HALF_TOPIC", "PUT_TIME_BUCKETS"]
+__all__ = ["DefaultMessageStore", "TRANS_OP_HALF_TOPIC", "PUT_TIME_BUCKETS"]  # PUT_TIME_BUCKETS: store_stats_service
 
 log = logging.getLogger(__name__)
 
 TRANS_OP_HALF_TOPIC = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
 # putMessageDistributeTime (RocketMQ StoreStatsService): puts counted by how long they took
-PUT_TIME_BUCKETS = ("[<=0ms]", "[0~10ms]", "[10~50ms]", "[50~100ms]", "[100~200ms]", "[200~500ms]", "[500ms~1s]",
-                    "[1~2s]", "[2~3s]", "[3~4s]", "[4~5s]", "[5~10s]", "[10s~]")
-_PUT_TIME_LIMITS = (0, 10, 50, 100, 200, 500, 1000, 2000, 3000, 4000, 5000, 10000)  # upper bounds, exclusive
-_MIN_FILTER_SCAN = 16000
-_UNIT = struct.Struct(">qiq")
-
-
-def _total_physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError):
-        return 8 * 1024 * 1024 * 1024
 
 
 class DefaultMessageStore:
@@ -156,15 +143,16 @@ class DefaultMessageStore:
         self._tasks: list[asyncio.Task] = []
         self._lock_fd: int | None = None
         self._logics_ts = 0
-        self._memory_limit = _total_physical_memory() * (config.accessMessageInMemoryMaxRatio / 100.0)
         self.put_message_times_total = 0
         self.put_message_size_total = 0
         # putMessageDistributeTime: only puts that waited (SYNC_FLUSH, replicas) can take a millisecond
         # or more, so only those are timed; every other put falls in the first bucket, derived from
         # put_calls (no clock read on the append path)
         self.put_calls = 0
-        self._put_time_counts = [0] * len(PUT_TIME_BUCKETS)
-        self.put_message_entire_time_max = 0
+        self.stats = StoreStatsService(lambda: self.put_calls)
+        self.record_put_time = self.stats.record_put_time
+        self.reader = GetMessageService(config, self.commit_log, self.consume_queues,
+                                        lambda: self.shutdown_flag and self.checkpoint is None)
         self.start_time_ms = now_ms()
 
     # -- life cycle -------------------------------------------------------------
@@ -592,20 +580,6 @@ class DefaultMessageStore:
             self.record_put_time(now_ms() - ar.store_timestamp)
         return result
 
-    def record_put_time(self, elapsed_ms: int, puts: int = 1) -> None:
-        """Count ``puts`` puts that took ``elapsed_ms`` into putMessageDistributeTime (puts of 0 ms
-        need no call: the first bucket is every put not counted elsewhere)."""
-        if elapsed_ms > self.put_message_entire_time_max:
-            self.put_message_entire_time_max = elapsed_ms
-        if elapsed_ms > 0:
-            self._put_time_counts[bisect.bisect_right(_PUT_TIME_LIMITS, elapsed_ms)] += puts
-
-    def put_message_distribute_time(self) -> list[int]:
-        """Puts per PUT_TIME_BUCKETS bucket since start."""
-        counts = list(self._put_time_counts)
-        counts[0] = max(0, self.put_calls - sum(counts))
-        return counts
-
     async def _wait_flush(self, end: int) -> bool:
         if self.group_commit is not None:
             return await self.group_commit.wait_for_flush(end, self.config.syncFlushTimeout)
@@ -666,112 +640,10 @@ class DefaultMessageStore:
 
     # -- get ------------------------------------------------------------------------------
 
-    def _next_offset_correction(self, old: int, new: int) -> int:
-        if self.config.brokerRole is not BrokerRole.SLAVE or self.config.offsetCheckInSlave:
-            return new
-        return old
-
-    def _is_batch_full(self, size: int, max_msg_nums: int, buffer_total: int, msg_total: int,
-                       in_disk: bool) -> bool:
-        if buffer_total == 0 or msg_total == 0:
-            return False
-        if max_msg_nums <= msg_total:
-            return True
-        c = self.config
-        if in_disk:
-            return (buffer_total + size > c.maxTransferBytesOnMessageInDisk
-                    or msg_total > c.maxTransferCountOnMessageInDisk - 1)
-        return (buffer_total + size > c.maxTransferBytesOnMessageInMemory
-                or msg_total > c.maxTransferCountOnMessageInMemory - 1)
-
     def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
                     message_filter: MessageFilter | None = None) -> GetMessageResult:
-        """Read up to ``max_msg_nums`` records of a queue from ``offset`` (RocketMQ's status and next-offset rules)."""
-        result = GetMessageResult(next_begin_offset=offset)
-        if self.shutdown_flag and self.checkpoint is None:
-            result.status = GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
-            return result
-        if queue_id < 0 or not is_valid_topic_name(topic):
-            result.status = GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
-            result.next_begin_offset = self._next_offset_correction(offset, 0)
-            return result
-        max_offset_py = self.commit_log.get_max_offset()
-        cq = self.consume_queues.find(topic, queue_id)
-        if cq is None:
-            # RocketMQ creates the queue on lookup: an empty queue
-            result.status = GetMessageStatus.NO_MESSAGE_IN_QUEUE
-            result.next_begin_offset = self._next_offset_correction(offset, 0)
-            return result
-        min_offset = cq.get_min_offset_in_queue()
-        max_offset = cq.get_max_offset_in_queue()
-        result.min_offset, result.max_offset = min_offset, max_offset
-        if max_offset == 0:
-            result.status = GetMessageStatus.NO_MESSAGE_IN_QUEUE
-            result.next_begin_offset = self._next_offset_correction(offset, 0)
-        elif offset < min_offset:
-            result.status = GetMessageStatus.OFFSET_TOO_SMALL
-            result.next_begin_offset = self._next_offset_correction(offset, min_offset)
-        elif offset == max_offset:
-            result.status = GetMessageStatus.OFFSET_OVERFLOW_ONE
-            result.next_begin_offset = self._next_offset_correction(offset, offset)
-        elif offset > max_offset:
-            result.status = GetMessageStatus.OFFSET_OVERFLOW_BADLY
-            result.next_begin_offset = self._next_offset_correction(offset, max_offset)
-        else:
-            got = cq.get_index_buffer(offset)
-            if got is None:
-                result.status = GetMessageStatus.OFFSET_FOUND_NULL
-                result.next_begin_offset = self._next_offset_correction(offset, cq.roll_next_file(offset))
-            else:
-                self._read_units(result, got[0], offset, max_msg_nums, message_filter, max_offset_py)
-        return result
-
-    def _read_units(self, result: GetMessageResult, units: memoryview, offset: int, max_msg_nums: int,
-                    message_filter: MessageFilter | None, max_offset_py: int) -> None:
-        status = GetMessageStatus.NO_MATCHED_MESSAGE
-        next_phy_file_start = None
-        max_phy_pulling = 0
-        max_filter = max(_MIN_FILTER_SCAN, max_msg_nums * CQ_STORE_UNIT_SIZE)
-        n = len(units)
-        i = 0
-        cl = self.commit_log
-        unpack = _UNIT.unpack_from
-        memory = self._memory_limit
-        while i < n and i < max_filter:
-            offset_py, size_py, tags_code = unpack(units, i)
-            max_phy_pulling = offset_py
-            if next_phy_file_start is not None and offset_py < next_phy_file_start:
-                i += CQ_STORE_UNIT_SIZE
-                continue
-            in_disk = (max_offset_py - offset_py) > memory
-            if self._is_batch_full(size_py, max_msg_nums, result.buffer_total_size, result.message_count, in_disk):
-                break
-            if message_filter is not None and not message_filter.is_matched_by_consume_queue(tags_code, None):
-                if result.buffer_total_size == 0:
-                    status = GetMessageStatus.NO_MATCHED_MESSAGE
-                i += CQ_STORE_UNIT_SIZE
-                continue
-            buf = cl.get_message(offset_py, size_py)
-            if buf is None:
-                if result.buffer_total_size == 0:
-                    status = GetMessageStatus.MESSAGE_WAS_REMOVING
-                next_phy_file_start = cl.roll_next_file(offset_py)
-                i += CQ_STORE_UNIT_SIZE
-                continue
-            if message_filter is not None and not message_filter.is_matched_by_commit_log(buf, None):
-                if result.buffer_total_size == 0:
-                    status = GetMessageStatus.NO_MATCHED_MESSAGE
-                buf.release()
-                i += CQ_STORE_UNIT_SIZE
-                continue
-            result.add_message(buf, offset + i // CQ_STORE_UNIT_SIZE)
-            status = GetMessageStatus.FOUND
-            next_phy_file_start = None
-            i += CQ_STORE_UNIT_SIZE
-        units.release()
-        result.status = status
-        result.next_begin_offset = offset + i // CQ_STORE_UNIT_SIZE
-        result.suggest_pulling_from_slave = (max_offset_py - max_phy_pulling) > memory
+        """Read up to ``max_msg_nums`` records of a queue from ``offset`` (store.get_message_service)."""
+        return self.reader.get_message(group, topic, queue_id, offset, max_msg_nums, message_filter)
 
     # -- queue offsets / lookups --------------------------------------------------------------
 
@@ -942,9 +814,8 @@ class DefaultMessageStore:
         }
         info["remainHowManyDataToFlush"] = str(max(0, cl.get_max_offset() - cl.flushed_where))
         # RocketMQ's format: "[<=0ms]:N [0~10ms]:N ... [10s~]:N " (trailing space included)
-        info["putMessageDistributeTime"] = "".join(
-            f"{desc}:{n} " for desc, n in zip(PUT_TIME_BUCKETS, self.put_message_distribute_time(), strict=True))
-        info["putMessageEntireTimeMax"] = str(self.put_message_entire_time_max)
+        info["putMessageDistributeTime"] = self.stats.distribute_time_text()
+        info["putMessageEntireTimeMax"] = str(self.stats.put_message_entire_time_max)
         info["remainTransientStoreBufferNumbs"] = str(2**31 - 1)  # no transient store pool
         info["pageCacheLockTimeMills"] = "0"  # appends never block (single writer on the loop)
         for key, path in (("commitLogDiskRatio", self.config.commit_log_dir),
