@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Mapping
 
 from common.errors import RecordDecodeError
 
@@ -124,7 +125,7 @@ def parse_properties(text: str | None) -> dict[str, str]:
     return out
 
 
-def properties_to_string(props) -> str:
+def properties_to_string(props: Mapping[str, str] | None) -> str:
     """``k\\x01v\\x02k\\x01v`` without a trailing separator; None values skipped."""
     if not props:
         return ""
