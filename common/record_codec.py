@@ -34,6 +34,8 @@ __all__ = [
     "MAX_TOPIC_BYTES",
     "MAX_PROPERTIES_BYTES",
     "HEADERS",
+    "RECORD_V1",  # noqa: F822 - built on first access (module __getattr__)
+    "RECORD_V2",  # noqa: F822
     "BLANK_HEAD",
     "RecordTuple",
     "DecodedRecord",
@@ -85,6 +87,55 @@ _I16 = struct.Struct(">h")
 _U16 = struct.Struct(">H")
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
+
+
+# -- the record, declared once with construct (documentation + cross-check) ---------------------------------
+# Built on first access (module __getattr__): importing construct costs start-up ~15 ms.
+
+_LAYOUTS: dict[str, object] = {}
+
+
+def _build_layouts() -> None:
+    import construct as cs
+
+    def host(flag_bit: int):
+        return cs.Struct(
+            "address" / cs.IfThenElse(lambda ctx: ctx._.sysFlag & flag_bit, cs.Bytes(16), cs.Bytes(4)),
+            "port" / cs.Int32sb,
+        )
+
+    def record(topic_len):
+        return cs.Struct(
+            "totalSize" / cs.Int32sb,
+            "magicCode" / cs.Int32sb,
+            "bodyCRC" / cs.Int32sb,
+            "queueId" / cs.Int32sb,
+            "flag" / cs.Int32sb,
+            "queueOffset" / cs.Int64sb,
+            "physicalOffset" / cs.Int64sb,
+            "sysFlag" / cs.Int32sb,
+            "bornTimestamp" / cs.Int64sb,
+            "bornHost" / host(BORNHOST_V6),
+            "storeTimestamp" / cs.Int64sb,
+            "storeHost" / host(STOREHOSTADDRESS_V6),
+            "reconsumeTimes" / cs.Int32sb,
+            "preparedTransactionOffset" / cs.Int64sb,
+            "body" / cs.Prefixed(cs.Int32sb, cs.GreedyBytes),
+            "topic" / cs.PascalString(topic_len, "utf8"),
+            "properties" / cs.Prefixed(cs.Int16ub, cs.GreedyBytes),
+        )
+
+    _LAYOUTS["RECORD_V1"] = record(cs.Int8ub)  # magic 0xDAA320A7: 1-byte topic length
+    _LAYOUTS["RECORD_V2"] = record(cs.Int16sb)  # magic 0xDAA320AB (5.x): 2-byte topic length
+
+
+def __getattr__(name: str):
+    """``RECORD_V1`` / ``RECORD_V2``: the record as construct Structs, built on first access."""
+    if name in ("RECORD_V1", "RECORD_V2"):
+        if not _LAYOUTS:
+            _build_layouts()
+        return _LAYOUTS[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def record_length(body_len: int, topic_len: int, props_len: int, born_v6: bool = False, store_v6: bool = False) -> int:
