@@ -372,3 +372,11 @@ def test_full_decoder_errors_say_what_is_wrong():
     with pytest.raises(RecordDecodeError, match="record lengths do not add up"):
         decode_message(rec[:-2] + b"\x00\x05")
     assert record_codec.decode_record(rec)[18] == "T"
+
+
+def test_the_pure_twin_is_the_codec():
+    """speedups' pure record functions are the codec's, not a second copy; the store and the
+    filter read records through speedups, and decode_message through the codec."""
+    for name in ("parse_record", "walk_records", "split_batch", "encode_records", "write_record", "dispatch_props",
+                 "batch_properties"):
+        assert getattr(speedups.pure, name) is getattr(record_codec, name), name
