@@ -183,7 +183,7 @@ def properties_to_string(props: Mapping[str, str] | None) -> str:
     return "\x02".join(f"{k}\x01{v}" for k, v in props.items() if v is not None)
 
 
-_DISPATCH_NAMES = ("TAGS\x01", "KEYS\x01", "UNIQ_KEY\x01", "DELAY\x01")
+_NO_DISPATCH = (None, None, None, None)
 
 
 def dispatch_props(properties: str) -> tuple[str | None, str | None, str | None, str | None] | None:
@@ -191,9 +191,12 @@ def dispatch_props(properties: str) -> tuple[str | None, str | None, str | None,
     None when it contains NUL. TypeError for a non-str."""
     if not isinstance(properties, str):
         raise TypeError(f"expected str, got {type(properties).__name__}")
+    if not properties:
+        return _NO_DISPATCH
     if "\x00" in properties:
         return None
-    return tuple(find_property(properties, n) for n in _DISPATCH_NAMES)  # type: ignore[return-value]
+    return (find_property(properties, "TAGS\x01"), find_property(properties, "KEYS\x01"),
+            find_property(properties, "UNIQ_KEY\x01"), find_property(properties, "DELAY\x01"))
 
 
 def batch_properties(src, items, batch_props: bytes):
@@ -569,16 +572,16 @@ def write_record(buf, pos: int, body, topic: bytes, props: bytes, queue_id: int,
     hdr = HEADERS[(bl, sl)]
     blen, plen = len(body), len(props)
     total = hdr.size + blen + 1 + tlen + 2 + plen
-    args = [total, MESSAGE_MAGIC_CODE, body_crc, queue_id, flag, queue_offset, phys_offset, sys_flag, born_ts,
-            born_addr, born_port, store_ts, store_addr, store_port, reconsume_times, prepared_offset, blen]
+    if body_crc < 0:
+        body_crc = zlib.crc32(body) & 0x7FFFFFFF
     try:
-        hdr.pack(*args)
+        head = hdr.pack(total, MESSAGE_MAGIC_CODE, body_crc, queue_id, flag, queue_offset, phys_offset, sys_flag,
+                        born_ts, born_addr, born_port, store_ts, store_addr, store_port, reconsume_times,
+                        prepared_offset, blen)
     except struct.error as e:
         raise OverflowError(str(e)) from None
     if total > len(buf) - pos:
         raise IndexError("records do not fit in the buffer")
-    if body_crc < 0:
-        args[2] = zlib.crc32(body) & 0x7FFFFFFF
     # payload first, header (TOTALSIZE/MAGIC) last: a torn append never looks whole
     p = pos + hdr.size
     buf[p : p + blen] = body
@@ -589,5 +592,5 @@ def write_record(buf, pos: int, body, topic: bytes, props: bytes, queue_id: int,
     _U16.pack_into(buf, p, plen)
     if plen:
         buf[p + 2 : p + 2 + plen] = props
-    hdr.pack_into(buf, pos, *args)
+    buf[pos : pos + len(head)] = head
     return pos + total
