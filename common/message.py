@@ -1,9 +1,9 @@
-"""RocketMQ message model and the CommitLog record codec (spec message-and-store-format.md §2-§5).
+"""RocketMQ message model (spec message-and-store-format.md §2-§5).
 
-Pure functions and small slotted classes, no I/O: the store writes records with
-its own precompiled structs (store/commit_log.py) and everything that reads a
-record (pull consumers, admin tools, the store's lookups) uses
-:func:`decode_message`.
+Pure functions and small slotted classes, no I/O. The record bytes themselves are
+read and written by :mod:`common.record_codec`; :func:`decode_message` turns a record
+into a :class:`MessageExt` for whoever reads one (pull consumers, admin tools, the
+store's lookups).
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ import ipaddress
 import socket
 import struct
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from common import record_codec
 from common.errors import RecordDecodeError
+from common.record_codec import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2
 from common.util import tags_code
 
 __all__ = [
@@ -44,10 +46,6 @@ __all__ = [
     "MessageExtBrokerInner",
     "MessageExtBatch",
 ]
-
-MESSAGE_MAGIC_CODE = -626843481  # 0xDAA320A7, record format v1
-MESSAGE_MAGIC_CODE_V2 = -626843477  # 0xDAA320AB, 5.x: int16 topic length
-BLANK_MAGIC_CODE = -875286124  # 0xCBD43194, end-of-file filler
 
 NAME_VALUE_SEPARATOR = "\x01"
 PROPERTY_SEPARATOR = "\x02"
@@ -168,25 +166,10 @@ class MessageSysFlag:
 # Properties string
 
 
-def properties_to_string(props: Mapping[str, str] | None) -> str:
-    """``k\\x01v\\x02k\\x01v`` without a trailing separator; None values skipped."""
-    if not props:
-        return ""
-    return PROPERTY_SEPARATOR.join(
-        f"{k}{NAME_VALUE_SEPARATOR}{v}" for k, v in props.items() if v is not None
-    )
-
-
-def string_to_properties(s: str | None) -> dict[str, str]:
-    """Parse a properties string the way RocketMQ does (entries need a non-empty key and value)."""
-    result: dict[str, str] = {}
-    if not s:
-        return result
-    for item in s.split(PROPERTY_SEPARATOR):
-        i = item.find(NAME_VALUE_SEPARATOR)
-        if len(item) >= 3 and 0 < i < len(item) - 1:
-            result[item[:i]] = item[i + 1 :]
-    return result
+#: ``k\x01v\x02k\x01v`` without a trailing separator; None values skipped.
+properties_to_string = record_codec.properties_to_string
+#: Parse a properties string the way RocketMQ does (entries need a non-empty key and value).
+string_to_properties = record_codec.parse_properties
 
 
 # --------------------------------------------------------------------------
@@ -280,12 +263,7 @@ class MessageExt:
         return self.properties.get(MessageConst.UNIQ_KEY)
 
 
-# TOTALSIZE MAGIC BODYCRC QUEUEID FLAG QUEUEOFFSET PHYSOFFSET SYSFLAG BORNTS
-_HEAD = struct.Struct(">iiiiiqqiq")
-_I32 = struct.Struct(">i")
 _I16 = struct.Struct(">h")
-_I64 = struct.Struct(">q")
-_TAIL = struct.Struct(">iqi")  # RECONSUMETIMES PREPAREDOFFSET BODYLENGTH
 
 
 def decode_message(buf, offset: int = 0, *, read_body: bool = True) -> MessageExt:
@@ -295,47 +273,16 @@ def decode_message(buf, offset: int = 0, *, read_body: bool = True) -> MessageEx
     the magic or the lengths do not make a record. The body is returned as
     stored (still compressed when COMPRESSED is set).
     """
-    mv = memoryview(buf)
-    n = len(mv)
-    if offset + _HEAD.size > n:
-        raise MessageDecodeError(f"truncated record header at {offset}")
-    (total, magic, crc, qid, flag, qoff, poff, sysflag, born_ts) = _HEAD.unpack_from(mv, offset)
-    if magic != MESSAGE_MAGIC_CODE and magic != MESSAGE_MAGIC_CODE_V2:
-        raise MessageDecodeError(f"bad magic {magic:#x} at {offset}")
-    if total < 91 or offset + total > n:
-        raise MessageDecodeError(f"bad total size {total} at {offset}")
-    end = offset + total
     try:
-        p = offset + _HEAD.size
-        alen = 16 if sysflag & MessageSysFlag.BORNHOST_V6 else 4
-        born_host = bytes_to_host(mv[p : p + alen], _I32.unpack_from(mv, p + alen)[0])
-        p += alen + 4
-        store_ts = _I64.unpack_from(mv, p)[0]
-        p += 8
-        alen = 16 if sysflag & MessageSysFlag.STOREHOSTADDRESS_V6 else 4
-        store_host = bytes_to_host(mv[p : p + alen], _I32.unpack_from(mv, p + alen)[0])
-        p += alen + 4
-        reconsume, prepared, body_len = _TAIL.unpack_from(mv, p)
-        p += _TAIL.size
-        if body_len < 0 or p + body_len > end:
-            raise MessageDecodeError(f"bad body length {body_len} at {offset}")
-        body = bytes(mv[p : p + body_len]) if read_body else b""
-        p += body_len
-        if magic == MESSAGE_MAGIC_CODE:
-            tlen = mv[p]
-            p += 1
-        else:
-            tlen = _I16.unpack_from(mv, p)[0]
-            p += 2
-        topic = bytes(mv[p : p + tlen]).decode("utf-8")
-        p += tlen
-        plen = _I16.unpack_from(mv, p)[0] & 0xFFFF
-        p += 2
-        if p + plen != end:
-            raise MessageDecodeError(f"record lengths do not add up at {offset}")
-        props_str = bytes(mv[p : p + plen]).decode("utf-8") if plen else ""
-    except (struct.error, IndexError, UnicodeDecodeError, OSError) as e:
-        raise MessageDecodeError(f"malformed record at {offset}: {e}") from None
+        (total, magic, crc, qid, flag, qoff, poff, sysflag, born_ts, born_a, born_port, store_ts, store_a, store_port,
+         reconsume, prepared, body_start, body_len, topic, props_start, plen) = record_codec.decode_record(buf, offset)
+    except RecordDecodeError as e:
+        raise MessageDecodeError(f"{e} at {offset}") from None
+    mv = memoryview(buf)
+    try:
+        props_str = str(mv[props_start : props_start + plen], "utf-8") if plen else ""
+    except UnicodeDecodeError:
+        raise MessageDecodeError(f"properties not UTF-8 at {offset}") from None
     return MessageExt(
         topic=topic,
         queue_id=qid,
@@ -344,12 +291,12 @@ def decode_message(buf, offset: int = 0, *, read_body: bool = True) -> MessageEx
         commit_log_offset=poff,
         sys_flag=sysflag,
         born_timestamp=born_ts,
-        born_host=born_host,
+        born_host=bytes_to_host(born_a, born_port),
         store_timestamp=store_ts,
-        store_host=store_host,
+        store_host=bytes_to_host(store_a, store_port),
         reconsume_times=reconsume,
         prepared_transaction_offset=prepared,
-        body=body,
+        body=bytes(mv[body_start : body_start + body_len]) if read_body else b"",
         properties=string_to_properties(props_str),
         body_crc=crc,
         store_size=total,
@@ -405,32 +352,18 @@ def encode_batch_body(messages: Iterable) -> bytes:
 
 def decode_batch_body(body: bytes | memoryview) -> list[BatchEntry]:
     """Split a client batch body; MessageDecodeError when it is malformed."""
+    items = record_codec.split_batch(body)
+    if isinstance(items, str):
+        raise MessageDecodeError(items)
     mv = memoryview(body)
     out: list[BatchEntry] = []
-    pos = 0
-    n = len(mv)
-    while pos < n:
-        if pos + _BATCH_HEAD.size > n:
-            raise MessageDecodeError(f"truncated batch entry at {pos}")
-        total, _magic, _crc, flag, blen = _BATCH_HEAD.unpack_from(mv, pos)
-        p = pos + _BATCH_HEAD.size
-        if blen < 0 or p + blen + 2 > n:
-            raise MessageDecodeError(f"bad batch body length at {pos}")
-        b = bytes(mv[p : p + blen])
-        p += blen
-        plen = _I16.unpack_from(mv, p)[0] & 0xFFFF
-        p += 2
-        if p + plen > n:
-            raise MessageDecodeError(f"bad batch properties length at {pos}")
+    for bstart, blen, pstart, plen, flag in items:
         try:
-            ps = bytes(mv[p : p + plen]).decode("utf-8")
+            ps = str(mv[pstart : pstart + plen], "utf-8")
         except UnicodeDecodeError as e:
-            raise MessageDecodeError(f"batch properties not UTF-8 at {pos}") from e
-        p += plen
-        if total != p - pos:
-            raise MessageDecodeError(f"batch entry size mismatch at {pos}")
-        out.append(BatchEntry(body=b, flag=flag, properties=string_to_properties(ps), properties_string=ps))
-        pos = p
+            raise MessageDecodeError(f"batch properties not UTF-8 at {bstart - 20}") from e
+        out.append(BatchEntry(body=bytes(mv[bstart : bstart + blen]), flag=flag, properties=string_to_properties(ps),
+                              properties_string=ps))
     return out
 
 

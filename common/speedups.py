@@ -3,7 +3,8 @@
 As aiokafka does for its record batches, the hot path has two implementations
 with identical results behind one :class:`Speedups` Protocol:
 
-* the pure-Python twin below (the reference, always available), and
+* the pure-Python twin (the reference, always available): the functions below, and the record
+  codec's (:mod:`common.record_codec`: parse, walk, encode, batch split, properties), and
 * ``common._speedups``, a small C extension (``common/_speedups.c``) built by
   ``setup.py`` when a compiler is present.
 
@@ -52,6 +53,10 @@ import warnings
 import zlib
 from typing import Protocol
 
+# the record functions of the pure twin: one codec, shared with everything that reads or writes a record
+from common import record_codec
+from common.record_codec import RecordTuple
+
 __all__ = [
     "Speedups",
     "b64encode",
@@ -89,11 +94,6 @@ INDEX_HEADER_SIZE = 40
 HASH_SLOT_SIZE = 4
 INDEX_ENTRY_SIZE = 20
 
-# (total_size, magic, body_crc, queue_id, flag, queue_offset, phys_offset, sys_flag, born_ts, store_ts,
-#  prepared_tx_offset, body_start, body_len, topic, properties_start, properties_len,
-#  tags, keys, uniq_key, delay)
-RecordTuple = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, str, int, int,
-                    str | None, str | None, str | None, str | None]
 
 
 # (begin_timestamp, end_timestamp, begin_phy_offset, end_phy_offset, hash_slot_count, index_count)
@@ -233,15 +233,15 @@ class Speedups(Protocol):
 
     def split_batch(self, body: bytes) -> list[tuple[int, int, int, int, int]] | str:
         """The entries of a client batch body as ``(body_start, body_len, properties_start,
-        properties_len, flag)``, or an error text; same results as ``CommitLog._split_batch``."""
+        properties_len, flag)``, or an error text; the pure twin is :func:`common.record_codec.split_batch`."""
         ...
 
     def parse_record(self, buf, pos: int, strict: bool = False) -> RecordTuple | None:
-        """Parse the CommitLog record at ``pos`` (see :func:`_py_parse_record`)."""
+        """Parse the CommitLog record at ``pos`` (see :func:`common.record_codec.parse_record`)."""
         ...
 
     def walk_records(self, buf, pos: int, base_offset: int, check_crc: bool) -> tuple[int, int, bool]:
-        """Recovery's check of one CommitLog file (see :func:`_py_walk_records`)."""
+        """Recovery's check of one CommitLog file (see :func:`common.record_codec.walk_records`)."""
         ...
 
     def cq_scan(self, buf, pos: int, end: int) -> tuple[int, int]:
@@ -264,7 +264,7 @@ class Speedups(Protocol):
                        sys_flag: int, born_ts: int, born_addr: bytes, born_port: int, store_ts: int,
                        store_addr: bytes, store_port: int, reconsume_times: int,
                        prepared_offset: int) -> tuple[int, list[int]]:
-        """Write one v1 CommitLog record per item at ``pos`` (see :func:`_py_encode_records`)."""
+        """Write one v1 CommitLog record per item at ``pos`` (see :func:`common.record_codec.encode_records`)."""
         ...
 
 
@@ -417,109 +417,7 @@ def _py_index_build_many(buf, slot_num: int, max_index: int, requests, start: in
     return i, (begin_ts, end_ts, begin_phy, end_phy, slots_count, count)
 
 
-# -- client batch bodies -----------------------------------------------------------------
-
-_BATCH_HEAD = struct.Struct(">iiiii")  # totalSize magic bodyCRC flag bodyLen
-_U16 = struct.Struct(">H")
-
-
-def _py_split_batch(body: bytes) -> list[tuple[int, int, int, int, int]] | str:
-    """Pure twin of ``split_batch``."""
-    n = len(body)
-    out = []
-    pos = 0
-    unpack = _BATCH_HEAD.unpack_from
-    while pos < n:
-        if pos + 22 > n:
-            return f"truncated batch entry at {pos}"
-        total, _magic, _crc, flag, blen = unpack(body, pos)
-        p = pos + 20
-        if blen < 0 or p + blen + 2 > n:
-            return f"bad body length in batch entry at {pos}"
-        bstart = p
-        p += blen
-        plen = _U16.unpack_from(body, p)[0]
-        p += 2
-        if p + plen > n or total != p + plen - pos:
-            return f"bad size in batch entry at {pos}"
-        out.append((bstart, blen, p, plen, flag))
-        pos = p + plen
-    return out
-
-
-# -- CommitLog records -----------------------------------------------------------------------
-
-MESSAGE_MAGIC_CODE = -626843481  # 0xDAA320A7
-MESSAGE_MAGIC_CODE_V2 = -626843477  # 0xDAA320AB (5.x: 2-byte topic length)
-BLANK_MAGIC_CODE = -875286124  # 0xCBD43194
-_BORN_V6 = 0x10
-_STORE_V6 = 0x20
-_MIN_RECORD = 91
-# TOTAL MAGIC CRC QID FLAG QOFF PHYS SYSFLAG BORNTS
-_HEAD = struct.Struct(">iiiiiqqiq")
-_HEAD_SIZE = _HEAD.size  # 48, then born host (4/16 + port)
-# after the born host: STORETS, store host (4/16 + port), RECONSUME PREPARED BODYLEN
-_I64 = struct.Struct(">q")
-_TAIL = struct.Struct(">iqi")
-_I16 = struct.Struct(">h")
-_BLANK_HEAD = struct.Struct(">ii")
-
-
-def _prop(s: str, name: str) -> str | None:
-    """Value of property ``name`` (given as ``"NAME\\x01"``): last entry wins, empty counts as absent."""
-    i = s.rfind(name)
-    while i > 0 and s[i - 1] != "\x02":
-        i = s.rfind(name, 0, i)
-    if i < 0:
-        return None
-    j = s.find("\x02", i)
-    v = s[i + len(name) : j] if j >= 0 else s[i + len(name) :]
-    return v or None
-
-
-_DISPATCH_NAMES = ("TAGS\x01", "KEYS\x01", "UNIQ_KEY\x01", "DELAY\x01")
-
-
-def _py_dispatch_props(properties: str) -> tuple[str | None, str | None, str | None, str | None] | None:
-    """Pure twin of ``dispatch_props``."""
-    if not isinstance(properties, str):
-        raise TypeError(f"expected str, got {type(properties).__name__}")
-    if "\x00" in properties:
-        return None
-    return tuple(_prop(properties, n) for n in _DISPATCH_NAMES)  # type: ignore[return-value]
-
-
-def _py_batch_properties(src, items, batch_props: bytes):
-    """Pure twin of ``batch_properties``."""
-    mv = memoryview(src)
-    out = []
-    var_bytes = 0
-    tail = (b"\x02" + bytes(batch_props)) if batch_props else b""
-    try:
-        for bstart, blen, pstart, plen, _flag in items:
-            if bstart < 0 or blen < 0 or bstart > len(mv) - blen or pstart < 0 or plen < 0 or pstart > len(mv) - plen:
-                raise IndexError("item outside src")
-            if plen:
-                own = bytes(mv[pstart : pstart + plen])
-                if b"\x00" in own:
-                    return 1, "batch properties contain NUL"
-                full = own + tail
-            else:
-                full = bytes(batch_props)
-            try:
-                text = full.decode("utf-8")
-            except UnicodeDecodeError:
-                return 1, "batch properties not UTF-8"
-            if len(full) > 32767:
-                return 2, "properties of a batch message exceed 32767 bytes"
-            fields = _py_dispatch_props(text)
-            if fields is None:
-                return 1, "properties contain NUL"
-            out.append((text, *fields))
-            var_bytes += blen + len(full)
-    finally:
-        mv.release()
-    return out, var_bytes
+# -- put results and consume queues -------------------------------------------------------------
 
 
 def _py_msg_ids(prefix: str, base: int, positions) -> str:
@@ -555,121 +453,6 @@ def _py_cq_put_units(buf, pos: int, file_size: int, file_from_offset: int, allow
     return i, pos, max_physic_offset
 
 
-def _py_parse_record(buf, pos: int, strict: bool = False) -> RecordTuple | None:
-    """Pure twin of ``parse_record``: the record at ``pos`` of ``buf`` (a CommitLog file view).
-
-    Returns None when the bytes at ``pos`` are not a valid record (too short, wrong
-    magic, sizes that do not add up, a topic that is empty or not UTF-8; with ``strict``,
-    as recovery wants, also a NUL byte in topic or properties). Raises IndexError when
-    ``pos`` is outside ``0..len(buf)``. Otherwise a 20-tuple::
-
-        0 total_size   1 magic       2 body_crc    3 queue_id     4 flag
-        5 queue_offset 6 phys_offset 7 sys_flag    8 born_ts      9 store_ts
-        10 prepared_tx_offset        11 body_start 12 body_len    13 topic (str)
-        14 properties_start          15 properties_len
-        16 tags  17 keys  18 uniq_key  19 delay    (str, or None when absent or empty)
-
-    Offsets (body_start, properties_start) are absolute positions in ``buf``. The
-    property values are those of ``string_to_properties(props).get(NAME)`` with the
-    properties decoded as UTF-8 with replacement (last entry wins). A BLANK record
-    (end of file; only its 8-byte head is needed) gives ``(total_size, BLANK_MAGIC_CODE,
-    0, ..., 0, "", 0, 0, None, None, None, None)``. Magic v1 (1-byte topic length) and
-    the 5.x v2 (2-byte) are read, IPv4 and IPv6 hosts (sys_flag bits 0x10/0x20).
-    """
-    if isinstance(buf, str):
-        raise TypeError("a bytes-like object is required, not 'str'")
-    n = len(buf)
-    if pos < 0 or pos > n:
-        raise IndexError("record position outside the buffer")
-    if pos + _HEAD_SIZE + 40 > n:  # shorter than the smallest header: only a BLANK head fits
-        if pos + 8 > n:
-            return None
-        total, magic = _BLANK_HEAD.unpack_from(buf, pos)
-        return _blank(total) if magic == BLANK_MAGIC_CODE else None
-    total, magic, crc, qid, flag, qoff, phys, sys_flag, born_ts = _HEAD.unpack_from(buf, pos)
-    if magic != MESSAGE_MAGIC_CODE and magic != MESSAGE_MAGIC_CODE_V2:
-        return _blank(total) if magic == BLANK_MAGIC_CODE else None
-    if total < _MIN_RECORD or pos + total > n:
-        return None
-    p = pos + _HEAD_SIZE + (20 if sys_flag & _BORN_V6 else 8)
-    if p + 8 > n:
-        return None
-    store_ts = _I64.unpack_from(buf, p)[0]
-    p += 8 + (20 if sys_flag & _STORE_V6 else 8)
-    if p + 16 > n:
-        return None
-    _reconsume, prepared, body_len = _TAIL.unpack_from(buf, p)
-    p += 16
-    end = pos + total
-    if body_len < 0 or p + body_len > end:
-        return None
-    body_start = p
-    p += body_len
-    if magic == MESSAGE_MAGIC_CODE:
-        if p + 1 > end:
-            return None
-        tlen = buf[p]
-        p += 1
-    else:
-        if p + 2 > end:
-            return None
-        tlen = _I16.unpack_from(buf, p)[0]
-        p += 2
-    if tlen <= 0 or p + tlen + 2 > end:
-        return None
-    topic_raw = bytes(buf[p : p + tlen])
-    p += tlen
-    plen = _U16.unpack_from(buf, p)[0]
-    p += 2
-    if p + plen != end:
-        return None
-    props_raw = bytes(buf[p:end])
-    if strict and (b"\x00" in topic_raw or b"\x00" in props_raw):
-        return None
-    try:
-        topic = topic_raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    tags = keys = uniq = delay = None
-    if plen:
-        s = props_raw.decode("utf-8", "replace")
-        tags = _prop(s, "TAGS\x01")
-        keys = _prop(s, "KEYS\x01")
-        uniq = _prop(s, "UNIQ_KEY\x01")
-        delay = _prop(s, "DELAY\x01")
-    return (total, magic, crc, qid, flag, qoff, phys, sys_flag, born_ts, store_ts, prepared,
-            body_start, body_len, topic, p, plen, tags, keys, uniq, delay)
-
-
-def _py_walk_records(buf, pos: int, base_offset: int, check_crc: bool) -> tuple[int, int, bool]:
-    """Pure twin of ``walk_records``: walk the records of one CommitLog file from ``pos``.
-
-    A record passes when ``parse_record(buf, p, strict=True)`` accepts it, its
-    PHYSICALOFFSET is ``base_offset + p`` and, with ``check_crc``, its BODYCRC is the
-    body's ``zlib.crc32 & 0x7FFFFFFF``. Returns ``(end, count, blank)``: the position of
-    the first record that does not pass, how many passed, and whether a BLANK head
-    (the end-of-file filler) is what stopped the walk. IndexError for ``pos`` outside
-    ``0..len(buf)``.
-    """
-    n = len(buf)
-    if pos < 0 or pos > n:
-        raise IndexError("record position outside the buffer")
-    count = 0
-    crc32 = zlib.crc32
-    while True:
-        r = _py_parse_record(buf, pos, True)
-        if r is None:
-            return pos, count, False
-        if r[1] == BLANK_MAGIC_CODE:
-            return pos, count, True
-        if r[6] != base_offset + pos:
-            return pos, count, False
-        if check_crc and (crc32(buf[r[11] : r[11] + r[12]]) & 0x7FFFFFFF) != r[2]:
-            return pos, count, False
-        count += 1
-        pos += r[0]
-
-
 _CQ_HEAD = struct.Struct(">qi")
 
 
@@ -695,136 +478,6 @@ def _py_cq_scan(buf, pos: int, end: int) -> tuple[int, int]:
             max_phy = off + sz
         pos += 20
     return pos, max_phy
-
-
-def _blank(total: int) -> RecordTuple:
-    return (total, BLANK_MAGIC_CODE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "", 0, 0, None, None, None, None)
-
-
-# -- writing records ---------------------------------------------------------------------------------
-
-_HDR_FMT = ">iiiiiqqiq{}siq{}siiqi"  # up to BODYLEN; born/store address 4 or 16 bytes
-_HDRS = {(b, s): struct.Struct(_HDR_FMT.format(b, s)) for b in (4, 16) for s in (4, 16)}
-
-
-def _py_encode_records(buf, pos: int, src, items, batch_props: bytes, topic: bytes, queue_id: int,
-                       first_qoff: int, file_base: int, sys_flag: int, born_ts: int, born_addr: bytes,
-                       born_port: int, store_ts: int, store_addr: bytes, store_port: int, reconsume_times: int,
-                       prepared_offset: int) -> tuple[int, list[int]]:
-    """Pure twin of ``encode_records``: write one v1 CommitLog record per item, back to back from ``pos``.
-
-    ``src`` holds the bodies and properties; ``items`` are ``(body_start, body_len,
-    props_start, props_len, flag)`` into it, as :func:`split_batch` returns them for a
-    client batch body (a single put passes ``body + props`` and one item). A record's
-    properties are the item's, then ``\x02`` + ``batch_props`` when both are non-empty
-    (only ``batch_props`` when the item has none). Record ``i`` gets queue offset
-    ``first_qoff + i``, physical offset ``file_base + its position``, BODYCRC
-    ``crc32(body) & 0x7FFFFFFF`` and the shared header fields given. Addresses are 4
-    (IPv4) or 16 (IPv6) bytes and must agree with sys_flag bits 0x10/0x20.
-
-    Payloads are written first and the headers (TOTALSIZE, MAGIC) last, newest record
-    first, so a torn write never looks like a whole record. Everything is validated
-    before the first byte is written: IndexError when ``pos`` or the records fall
-    outside ``buf`` or an item outside ``src``; ValueError for a topic not 1..127
-    bytes, a bad address or properties over 65535 bytes; OverflowError for a field out
-    of its Java type's range. Returns ``(end, positions)``: the position after the
-    last record and each record's position in ``buf``. Input checks RocketMQ makes
-    (NUL or non-UTF-8 properties, 32767-byte properties, file room) stay the caller's.
-    """
-    if isinstance(buf, (bytes, str)):
-        raise TypeError("buf must be a writable buffer")
-    n = len(buf)
-    if pos < 0 or pos > n:
-        raise IndexError("record position outside the buffer")
-    tlen = len(topic)
-    if not 1 <= tlen <= 127:
-        raise ValueError("topic must be 1..127 bytes")
-    bl, sl = len(born_addr), len(store_addr)
-    if bl not in (4, 16) or sl not in (4, 16):
-        raise ValueError("host addresses must be 4 or 16 bytes")
-    if bool(sys_flag & _BORN_V6) != (bl == 16) or bool(sys_flag & _STORE_V6) != (sl == 16):
-        raise ValueError("sys_flag host bits do not match the address lengths")
-    hdr = _HDRS[(bl, sl)]
-    try:
-        hdr.pack(0, 0, 0, queue_id, 0, first_qoff, file_base, sys_flag, born_ts, born_addr, born_port, store_ts,
-                 store_addr, store_port, reconsume_times, prepared_offset, 0)
-    except struct.error as e:
-        raise OverflowError(str(e)) from None
-    bp_len = len(batch_props)
-    src_len = len(src)
-    fixed = hdr.size + 1 + tlen + 2
-    sizes = []
-    total_all = 0
-    for it in items:
-        if type(it) is not tuple or len(it) != 5:
-            raise TypeError("items must be 5-tuples")
-        bstart, blen, pstart, plen, flag = it
-        if (bstart < 0 or blen < 0 or bstart + blen > src_len or pstart < 0 or plen < 0
-                or pstart + plen > src_len):
-            raise IndexError("item outside src")
-        if not -0x80000000 <= flag <= 0x7FFFFFFF:
-            raise OverflowError("flag is not a signed 32-bit value")
-        full = plen + (1 + bp_len if bp_len else 0) if plen else bp_len
-        if full > 0xFFFF:
-            raise ValueError("properties longer than 65535 bytes")
-        size = fixed + blen + full
-        sizes.append(size)
-        total_all += size
-    if total_all > n - pos:
-        raise IndexError("records do not fit in the buffer")
-    mv = memoryview(src)
-    try:
-        positions = []
-        crcs = []
-        p0 = pos
-        tail = (b"\x02" + batch_props) if bp_len else b""
-        for (bstart, blen, pstart, plen, _flag), size in zip(items, sizes, strict=True):
-            positions.append(p0)
-            body = mv[bstart : bstart + blen]
-            crcs.append(zlib.crc32(body) & 0x7FFFFFFF)
-            p = p0 + hdr.size
-            buf[p : p + blen] = body
-            p += blen
-            buf[p] = tlen
-            buf[p + 1 : p + 1 + tlen] = topic
-            p += 1 + tlen
-            if plen:
-                _U16.pack_into(buf, p, plen + len(tail))
-                buf[p + 2 : p + 2 + plen] = mv[pstart : pstart + plen]
-                buf[p + 2 + plen : p0 + size] = tail
-            else:
-                _U16.pack_into(buf, p, bp_len)
-                buf[p + 2 : p0 + size] = batch_props
-            p0 += size
-    finally:
-        mv.release()
-    for i in range(len(positions) - 1, -1, -1):
-        p = positions[i]
-        it = items[i]
-        hdr.pack_into(buf, p, sizes[i], MESSAGE_MAGIC_CODE, crcs[i], queue_id, it[4], first_qoff + i, file_base + p,
-                      sys_flag, born_ts, born_addr, born_port, store_ts, store_addr, store_port, reconsume_times,
-                      prepared_offset, it[1])
-    return pos + total_all, positions
-
-
-def _py_write_record(buf, pos: int, body, topic: bytes, props: bytes, queue_id: int, flag: int,
-                     queue_offset: int, phys_offset: int, sys_flag: int, born_ts: int, born_addr: bytes,
-                     born_port: int, store_ts: int, store_addr: bytes, store_port: int, reconsume_times: int,
-                     prepared_offset: int, body_crc: int) -> int:
-    """Pure twin of ``write_record`` (encode_records of one item, the CRC given or computed)."""
-    if len(props) > 32767:
-        raise ValueError("properties longer than 32767 bytes")
-    if not -(1 << 31) <= body_crc < 1 << 31:
-        raise OverflowError("body_crc out of range")
-    if not -(1 << 63) <= phys_offset - pos < 1 << 63:
-        raise OverflowError("phys_offset out of range")
-    body = bytes(body)
-    end, _ = _py_encode_records(buf, pos, body, [(0, len(body), 0, 0, flag)], bytes(props), topic, queue_id,
-                                queue_offset, phys_offset - pos, sys_flag, born_ts, born_addr, born_port, store_ts,
-                                store_addr, store_port, reconsume_times, prepared_offset)
-    if body_crc >= 0:
-        _I32.pack_into(buf, pos + 8, body_crc)
-    return end
 
 
 def _py_dispatch_requests(cls: type, topic: str, queue_id: int, file_base: int, positions: list[int], end: int,
@@ -909,17 +562,17 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     index_put=_py_index_put,
     index_put_keys=_py_index_put_keys,
     index_build_many=_py_index_build_many,
-    dispatch_props=_py_dispatch_props,
-    batch_properties=_py_batch_properties,
+    dispatch_props=record_codec.dispatch_props,
+    batch_properties=record_codec.batch_properties,
     msg_ids=_py_msg_ids,
     cq_put_units=_py_cq_put_units,
-    write_record=_py_write_record,
+    write_record=record_codec.write_record,
     dispatch_requests=_py_dispatch_requests,
     new_dispatch_request=_py_new_dispatch_request,
-    split_batch=_py_split_batch,
-    parse_record=_py_parse_record,
-    encode_records=_py_encode_records,
-    walk_records=_py_walk_records,
+    split_batch=record_codec.split_batch,
+    parse_record=record_codec.parse_record,
+    encode_records=record_codec.encode_records,
+    walk_records=record_codec.walk_records,
     cq_scan=_py_cq_scan,
     crc32=_py_crc32,
     acl_mac=_py_acl_mac,

@@ -21,6 +21,7 @@ fine, 1 with a one-line reason on stderr when a problem is found, 2 on usage err
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import mmap
 import os
 import re
@@ -30,6 +31,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from common import record_codec
 from common.errors import RecordDecodeError, StoreError  # StoreError: a file cannot be read at all
 from common.util import tags_code
 from store.index_file import (
@@ -41,9 +43,7 @@ from store.index_file import (
     index_key_hash,
 )
 
-MESSAGE_MAGIC_V1 = 0xDAA320A7 - (1 << 32)
-MESSAGE_MAGIC_V2 = 0xDAA320AB - (1 << 32)
-BLANK_MAGIC = 0xCBD43194 - (1 << 32)
+BLANK_MAGIC = record_codec.BLANK_MAGIC_CODE
 CQ_UNIT_SIZE = 20
 SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
 DEFAULT_DELAY_LEVELS = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
@@ -51,7 +51,6 @@ DEFAULT_INDEX_GEOMETRY = (5_000_000, 20_000_000)
 _FILE_NAME = re.compile(r"^\d{20}$")
 _INDEX_NAME = re.compile(r"^\d{17}$")
 
-_FIXED = struct.Struct(">iiiiiqqiq")  # size, magic, bodyCRC, queueId, flag, queueOffset, physOffset, sysFlag, bornTs
 _CQ_UNIT = struct.Struct(">qiq")
 
 
@@ -105,69 +104,29 @@ class Record:
 RecordError = RecordDecodeError  # the one record-decode error (common.errors)
 
 
-def _host(buf, pos: int, v6: bool) -> tuple[str, int]:
-    if v6:
-        import ipaddress
-
-        ip = str(ipaddress.IPv6Address(bytes(buf[pos : pos + 16])))
-        port = struct.unpack_from(">i", buf, pos + 16)[0]
-        return f"[{ip}]:{port}", pos + 20
-    a, b, c, d = buf[pos : pos + 4]
-    port = struct.unpack_from(">i", buf, pos + 4)[0]
-    return f"{a}.{b}.{c}.{d}:{port}", pos + 8
+def _host(addr: bytes, port: int) -> str:
+    if len(addr) == 16:
+        return f"[{ipaddress.IPv6Address(addr)}]:{port}"
+    a, b, c, d = addr
+    return f"{a}.{b}.{c}.{d}:{port}"
 
 
-def parse_properties(s: str) -> dict[str, str]:
-    """RocketMQ's string2messageProperties."""
-    out: dict[str, str] = {}
-    for item in s.split("\x02"):
-        i = item.find("\x01")
-        if len(item) >= 3 and 0 < i < len(item) - 1:
-            out[item[:i]] = item[i + 1 :]
-    return out
+#: RocketMQ's string2messageProperties.
+parse_properties = record_codec.parse_properties
 
 
 def parse_record(buf, pos: int, phy_offset: int) -> Record:
     """Parse the record at ``buf[pos:]``; raise RecordError when it is not a valid MESSAGE record."""
-    if len(buf) - pos < 8:
-        raise RecordError("truncated record header")
-    size, magic = struct.unpack_from(">ii", buf, pos)
-    if magic not in (MESSAGE_MAGIC_V1, MESSAGE_MAGIC_V2):
-        raise RecordError(f"bad magic 0x{magic & 0xFFFFFFFF:08X}")
-    if size < 91 or pos + size > len(buf):
-        raise RecordError(f"bad total size {size}")
+    (size, magic, crc, qid, flag, qoff, phys, sysflag, born_ts, born_a, born_port, store_ts, store_a, store_port,
+     recon, prep, body_start, body_len, topic, props_start, props_len) = record_codec.decode_record(buf, pos)
     try:
-        _, _, crc, qid, flag, qoff, phys, sysflag, born_ts = _FIXED.unpack_from(buf, pos)
-        p = pos + _FIXED.size
-        born, p = _host(buf, p, bool(sysflag & 0x10))
-        (store_ts,) = struct.unpack_from(">q", buf, p)
-        p += 8
-        store, p = _host(buf, p, bool(sysflag & 0x20))
-        recon, prep, body_len = struct.unpack_from(">iqi", buf, p)
-        p += 16
-        if body_len < 0 or p + body_len > pos + size:
-            raise RecordError(f"body length {body_len} exceeds the record")
-        body = bytes(buf[p : p + body_len])
-        p += body_len
-        if magic == MESSAGE_MAGIC_V1:
-            topic_len = buf[p]
-            p += 1
-        else:
-            (topic_len,) = struct.unpack_from(">h", buf, p)
-            p += 2
-        topic = bytes(buf[p : p + topic_len]).decode("utf-8")
-        p += topic_len
-        (props_len,) = struct.unpack_from(">H", buf, p)
-        p += 2
-        props = bytes(buf[p : p + props_len]).decode("utf-8")
-        p += props_len
-    except (struct.error, IndexError, UnicodeDecodeError) as e:
+        props = str(buf[props_start : props_start + props_len], "utf-8")
+    except UnicodeDecodeError as e:
         raise RecordError(f"record does not parse: {e}") from None
-    if p - pos != size:
-        raise RecordError(f"field lengths add up to {p - pos}, total size says {size}")
     return Record(
-        phy_offset, size, magic, crc, qid, flag, qoff, phys, sysflag, born_ts, born, store_ts, store,
-        recon, prep, body, topic, parse_properties(props),
+        phy_offset, size, magic, crc, qid, flag, qoff, phys, sysflag, born_ts, _host(born_a, born_port), store_ts,
+        _host(store_a, store_port), recon, prep, bytes(buf[body_start : body_start + body_len]), topic,
+        parse_properties(props),
     )
 
 

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import struct
-
-from common import mixall
+from common import mixall, record_codec
 from common.message import (
-    MESSAGE_MAGIC_CODE,
     NAME_VALUE_SEPARATOR,
     PROPERTY_SEPARATOR,
     MessageExt,
     MessageSysFlag,
-    body_crc,
     host_to_bytes,
     properties_to_string,
 )
@@ -34,10 +30,6 @@ HALF_TOPIC = mixall.RMQ_SYS_TRANS_HALF_TOPIC
 OP_TOPIC = mixall.RMQ_SYS_TRANS_OP_HALF_TOPIC
 CHECK_MAX_TIME_TOPIC = mixall.TRANS_CHECK_MAX_TIME_TOPIC
 CONSUMER_GROUP = mixall.CID_SYS_RMQ_TRANS  # its consumer offsets hold the check progress
-
-_HEAD = struct.Struct(">iiiiiqqiq")
-_I32 = struct.Struct(">i")
-_I64 = struct.Struct(">q")
 
 
 def _java_bucket(key: str, capacity: int) -> int:
@@ -89,16 +81,10 @@ def encode_message_ext(ext: MessageExt) -> bytes:
     sys_flag = (sys_flag | MessageSysFlag.STOREHOSTADDRESS_V6 if len(store_a) == 16
                 else sys_flag & ~MessageSysFlag.STOREHOSTADDRESS_V6)
     body = ext.body or b""
-    total = (_HEAD.size + len(born_a) + 4 + 8 + len(store_a) + 4 + 4 + 8 + 4 + len(body)
-             + 1 + len(topic_b) + 2 + len(props_b))
-    out = bytearray()
-    out += _HEAD.pack(total, MESSAGE_MAGIC_CODE, body_crc(body), ext.queue_id, ext.flag, ext.queue_offset,
-                      ext.commit_log_offset, sys_flag, ext.born_timestamp)
-    out += born_a + _I32.pack(ext.born_host[1])
-    out += _I64.pack(ext.store_timestamp)
-    out += store_a + _I32.pack(ext.store_host[1])
-    out += _I32.pack(ext.reconsume_times) + _I64.pack(ext.prepared_transaction_offset)
-    out += _I32.pack(len(body)) + body
-    out += bytes([len(topic_b)]) + topic_b
-    out += struct.pack(">h", len(props_b)) + props_b
+    out = bytearray(record_codec.record_length(len(body), len(topic_b), len(props_b), len(born_a) == 16,
+                                               len(store_a) == 16))
+    record_codec.write_record(out, 0, body, topic_b, props_b, ext.queue_id, ext.flag, ext.queue_offset,
+                              ext.commit_log_offset, sys_flag, ext.born_timestamp, born_a, ext.born_host[1],
+                              ext.store_timestamp, store_a, ext.store_host[1], ext.reconsume_times,
+                              ext.prepared_transaction_offset, -1)
     return bytes(out)

@@ -10,8 +10,8 @@ import random
 import struct
 
 from common.message import properties_to_string, string_to_properties
+from common.record_codec import find_property as _prop
 from common.util import java_string_hash
-from store.commit_log import _prop
 from store.dispatch import DispatchRequest
 from store.index_file import IndexFile, PrefixedKeyHasher, index_file_size, index_key_hash
 from tests.store.store_helpers import make_msg, open_store, small_config
