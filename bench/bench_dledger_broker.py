@@ -13,7 +13,7 @@ Bounded in time and count. Usage::
 
     .venv/bin/python bench/bench_dledger_broker.py [--seconds 5] [--senders 64] [--procs 4]
         [--body 1024] [--kills 20] [--failover-modes kill,pause] [--dledger-timing] [--batch-push]
-        [--profile DIR] [--skip-tps] [--skip-failover]
+        [--profile DIR] [--skip-tps] [--skip-failover] [--skip-single]
 """
 
 from __future__ import annotations
@@ -354,11 +354,13 @@ def main() -> None:
     ap.add_argument("--profile", metavar="DIR", help="throughput runs: every broker under cProfile, stats in DIR")
     ap.add_argument("--skip-tps", action="store_true")
     ap.add_argument("--skip-failover", action="store_true")
+    ap.add_argument("--skip-single", action="store_true", help="throughput: only the DLedger group, not the baseline")
     args = ap.parse_args()
     print(f"cpus {os.cpu_count()}, body {args.body} B, {args.senders} senders over {args.procs} client processes",
           flush=True)
     if not args.skip_tps:
-        for dledger, label in ((True, "three DLedger nodes (replicated)"), (False, "single broker (ASYNC_FLUSH)")):
+        runs = ((True, "three DLedger nodes (replicated)"), (False, "single broker (ASYNC_FLUSH)"))
+        for dledger, label in runs[:1] if args.skip_single else runs:
             root = tempfile.mkdtemp(prefix="bench-dledger-")
             cl = Cluster(root, dledger=dledger, extra={"enableBatchPush": "true"} if args.batch_push else None,
                          profile_dir=args.profile)
