@@ -191,14 +191,20 @@ def percentile(sorted_vals: list[int], q: float) -> float:
     return sorted_vals[min(len(sorted_vals) - 1, int(q * len(sorted_vals)))] / 1000.0
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (from /proc; 0 where unavailable)."""
+def cpu_times(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of a process so far (from /proc; zeros where unavailable)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        tck = os.sysconf("SC_CLK_TCK")
+        return int(fields[11]) / tck, int(fields[12]) / tck
     except (OSError, ValueError, IndexError):
-        return 0.0
+        return 0.0, 0.0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (from /proc; 0 where unavailable)."""
+    return sum(cpu_times(pid))
 
 
 def tps_run(addr: str, args, label: str, cl: Cluster | None = None) -> None:
@@ -209,10 +215,10 @@ def tps_run(addr: str, args, label: str, cl: Cluster | None = None) -> None:
         # warm-up (topic creation, connections)
         pool.starmap(broker_load.run_senders, [(addr, topic, 4, 1.0, 2000, args.body, 1, 8, w) for w in range(procs)])
         pids = [p.pid for p in cl.procs] if cl is not None else []
-        cpu0 = [cpu_seconds(pid) for pid in pids]
+        cpu0 = [cpu_times(pid) for pid in pids]
         res = pool.starmap(broker_load.run_senders,
                            [(addr, topic, per[w], args.seconds, 10_000_000, args.body, 1, 8, w) for w in range(procs)])
-        cpu1 = [cpu_seconds(pid) for pid in pids]
+        cpu1 = [cpu_times(pid) for pid in pids]
     msgs = sum(r["msgs"] for r in res)
     errors = sum(r["errors"] for r in res)
     elapsed = max(r["elapsed"] for r in res)
@@ -231,12 +237,14 @@ def tps_run(addr: str, args, label: str, cl: Cluster | None = None) -> None:
                 print(f"!! node {i} exited with code {p.returncode} during the run; log tail:\n{tail}", flush=True)
     if cl is not None and msgs:
         # broker CPU per acknowledged send (user + sys): robust to other load on the machine, unlike sends/s
-        per_node = [(b - a) * 1e6 / msgs for a, b in zip(cpu0, cpu1, strict=True)]
+        per_node = [(sum(b) - sum(a)) * 1e6 / msgs for a, b in zip(cpu0, cpu1, strict=True)]
+        sys_share = [(b[1] - a[1]) * 1e6 / msgs for a, b in zip(cpu0, cpu1, strict=True)]
         leader = cl.ports.index(int(addr.rpartition(":")[2]))
         others = [f"{u:.0f}" for i, u in enumerate(per_node) if i != leader]
         print(f"{'':34} broker CPU per send: leader {per_node[leader]:.0f} us"
               + (f", followers {' / '.join(others)} us" if others else "")
-              + f", total {sum(per_node):.0f} us", flush=True)
+              + f", total {sum(per_node):.0f} us (of which system {sum(sys_share):.0f} us, "
+              f"leader {sys_share[leader]:.0f} us)", flush=True)
 
 
 async def _failover_sender(c: RemotingClient, ns_addr: str, body: bytes, state: dict) -> None:
