@@ -14,8 +14,6 @@ import struct
 from binascii import a2b_base64
 from dataclasses import dataclass, field
 
-import orjson
-
 from common import speedups
 from common.errors import StoreError
 
@@ -71,7 +69,6 @@ class DLedgerEntry:
     body_crc: int = 0
     # the JSON form, built once: a leader pushes the same entry to every follower
     _json: dict | None = field(default=None, repr=False, compare=False)
-    _json_bytes: bytes | None = field(default=None, repr=False, compare=False)  # _json serialized
 
     @property
     def size(self) -> int:
@@ -136,7 +133,6 @@ class DLedgerEntry:
         j = self._json
         if j is not None and j["pos"] == self.pos and j["index"] == self.index:
             return j
-        self._json_bytes = None
         j = self._json = {
             "body": _b64encode(self.body),
             "bodyCrc": self.body_crc,
@@ -149,14 +145,6 @@ class DLedgerEntry:
             "term": self.term,
         }
         return j
-
-    def json_bytes(self) -> bytes:
-        """:meth:`to_json` as fastjson writes it (keys sorted), cached with it."""
-        j = self.to_json()
-        b = self._json_bytes
-        if b is None:
-            b = self._json_bytes = orjson.dumps(j, option=orjson.OPT_SORT_KEYS)
-        return b
 
     @classmethod
     def from_json(cls, d: dict) -> DLedgerEntry:

@@ -339,22 +339,6 @@ class PushEntryRequest(Message):
             out["batchEntry"] = [e.to_json() for e in self.batch_entry]
         return out
 
-    def encode(self) -> bytes:
-        """The body straight from a bytes template (the same bytes as ``Message.encode``: keys in
-        fastjson's sorted order, nulls omitted): a leader encodes one push per entry and follower,
-        and the entry's own JSON is serialized once for all followers."""
-        batch = self.batch_entry
-        entry = self.entry
-        term, commit_index, code = self.term, self.commit_index, self.code
-        if batch is None or type(term) is not int or type(commit_index) is not int or not isinstance(code, int):
-            return Message.encode(self)
-        batch_b = b"[" + b",".join([e.json_bytes() for e in batch]) + b"]" if batch else b"[]"
-        entry_b = b'"entry":' + entry.json_bytes() + b"," if entry is not None else b""
-        t = self.type
-        return _PUSH_REQUEST % (batch_b, int(code), commit_index, entry_b,
-                               _ids_json(self.group, self.leader_id, self.local_id, self.remote_id), term,
-                               _PUSH_TYPE_JSON[t] if t is not None else b"")
-
     @classmethod
     def from_json(cls, d: dict) -> PushEntryRequest:
         g = d.get
@@ -374,30 +358,6 @@ class PushEntryRequest(Message):
         )
 
 
-# PUSH bodies as fastjson writes them (keys sorted, nulls omitted), for the encode() templates
-_PUSH_REQUEST = b'{"batchEntry":%b,"code":%d,"commitIndex":%d,%b%b"term":%d%b}'
-_PUSH_RESPONSE = b'{"beginIndex":%d,"code":%d,"count":%d,"endIndex":%d,%b%b%b"term":%d}'
-_PUSH_TYPE_JSON = {t: b',"type":' + orjson.dumps(t.value) for t in PushType}
-_IDS_CACHE: dict[tuple, bytes] = {}
-
-
-def _json_str(v: str, key: bytes) -> bytes:
-    return key + orjson.dumps(v) + b","
-
-
-def _ids_json(group: str | None, leader_id: str | None, local_id: str | None, remote_id: str | None) -> bytes:
-    """``"group":..,"leaderId":..,"localId":..,"remoteId":..,`` (nulls left out), cached: a group
-    has a handful of members, so a handful of combinations."""
-    k = (group, leader_id, local_id, remote_id)
-    b = _IDS_CACHE.get(k)
-    if b is None:
-        b = b"".join(_json_str(v, key) for v, key in zip(k, (b'"group":', b'"leaderId":', b'"localId":', b'"remoteId":'),
-                                                         strict=True) if v is not None)
-        if len(_IDS_CACHE) < 1024 and all(v is None or type(v) is str for v in k):
-            _IDS_CACHE[k] = b
-    return b
-
-
 def _push_type(v) -> PushType:
     t = _PUSH_TYPE_OF.get(v) if type(v) is str else None
     return t if t is not None else PushType(v)  # PushType(v) raises ValueError for an unknown type
@@ -411,21 +371,6 @@ class PushEntryResponse(Message):
     begin_index: int = -1
     end_index: int = -1
     count: int = 1
-
-    def encode(self) -> bytes:
-        """From a bytes template, as :meth:`PushEntryRequest.encode` (a follower answers every push)."""
-        ints = (self.begin_index, self.code, self.count, self.end_index, self.term)
-        index = self.index
-        if any(type(v) is not int for v in ints) or (index is not None and type(index) is not int):
-            return Message.encode(self)
-        g = self.group
-        return _PUSH_RESPONSE % (
-            *ints[:4],
-            b"" if g is None else _json_str(g, b'"group":'),
-            b"" if index is None else b'"index":%d,' % index,
-            _ids_json(None, self.leader_id, self.local_id, self.remote_id),
-            ints[4],
-        )
 
     def to_json(self) -> dict:
         out: dict = {
