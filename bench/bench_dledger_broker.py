@@ -13,7 +13,7 @@ Bounded in time and count. Usage::
 
     .venv/bin/python bench/bench_dledger_broker.py [--seconds 5] [--senders 64] [--procs 4]
         [--body 1024] [--kills 20] [--failover-modes kill,pause] [--dledger-timing] [--batch-push]
-        [--profile DIR] [--skip-tps] [--skip-failover]
+        [--profile DIR [--profile-clock cpu|wall]] [--skip-tps] [--skip-failover] [--skip-single]
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench import broker_load  # noqa: E402
+from bench.profile_breakdown import report as profile_report  # noqa: E402
 from remoting import fastjson  # noqa: E402
 from remoting.body.cluster import ClusterInfo  # noqa: E402
 from remoting.client import RemotingClient  # noqa: E402
@@ -67,13 +68,31 @@ def wait_for(pred, timeout: float, what: str) -> None:
         time.sleep(0.01)
 
 
+# the broker under cProfile with a chosen clock: "cpu" (the main thread's CPU time, so time spent
+# waiting in epoll or descheduled on a loaded machine is not charged to whatever ran last) or "wall"
+# (cProfile's default); the stats are written when the broker returns after SIGTERM
+_PROFILED_BROKER = """
+import cProfile, runpy, sys, time
+clock, out = sys.argv[1], sys.argv[2]
+sys.argv = ["broker", *sys.argv[3:]]
+prof = cProfile.Profile(time.thread_time) if clock == "cpu" else cProfile.Profile()
+prof.enable()
+try:
+    runpy.run_module("broker", run_name="__main__", alter_sys=True)
+finally:
+    prof.disable()
+    prof.dump_stats(out)
+"""
+
+
 class Cluster:
     """Processes under ``root``; ``dledger`` False gives one plain broker (the baseline)."""
 
     def __init__(self, root: str, dledger: bool = True, nodes: int = 3, extra: dict | None = None,
-                 profile_dir: str | None = None):
+                 profile_dir: str | None = None, profile_clock: str = "cpu"):
         self.root = root
         self.profile_dir = profile_dir
+        self.profile_clock = profile_clock
         self.dledger = dledger
         self.n = nodes if dledger else 1
         self.ns_port = free_port()
@@ -96,6 +115,8 @@ class Cluster:
                 f.write("".join(f"{k}={v}\n" for k, v in props.items()))
             self.confs.append(path)
         self.procs: list[subprocess.Popen | None] = [None] * self.n
+        self.stored = 0
+        self.leader = -1
         self.ns: subprocess.Popen | None = None
         self._logs = []
 
@@ -126,7 +147,7 @@ class Cluster:
             self._logs.append(log)
             env = dict(os.environ, ROCKETMQ_LOG_LEVEL="WARNING", PYTHONPATH=ROOT)
             self.procs[i] = subprocess.Popen(
-                [sys.executable, "-m", "cProfile", "-o", prof, "-m", "broker", "-c", self.confs[i]],
+                [sys.executable, "-c", _PROFILED_BROKER, self.profile_clock, prof, "-c", self.confs[i]],
                 stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
         else:
             self.procs[i] = self._spawn(f"n{i}", ["mqbroker", "-c", self.confs[i]])
@@ -191,14 +212,20 @@ def percentile(sorted_vals: list[int], q: float) -> float:
     return sorted_vals[min(len(sorted_vals) - 1, int(q * len(sorted_vals)))] / 1000.0
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (from /proc; 0 where unavailable)."""
+def cpu_times(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of a process so far (from /proc; zeros where unavailable)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        tck = os.sysconf("SC_CLK_TCK")
+        return int(fields[11]) / tck, int(fields[12]) / tck
     except (OSError, ValueError, IndexError):
-        return 0.0
+        return 0.0, 0.0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (from /proc; 0 where unavailable)."""
+    return sum(cpu_times(pid))
 
 
 def tps_run(addr: str, args, label: str, cl: Cluster | None = None) -> None:
@@ -207,13 +234,16 @@ def tps_run(addr: str, args, label: str, cl: Cluster | None = None) -> None:
     topic = "BenchDLedger"
     with mp.get_context("spawn").Pool(procs) as pool:
         # warm-up (topic creation, connections)
-        pool.starmap(broker_load.run_senders, [(addr, topic, 4, 1.0, 2000, args.body, 1, 8, w) for w in range(procs)])
+        warm = pool.starmap(broker_load.run_senders,
+                            [(addr, topic, 4, 1.0, 2000, args.body, 1, 8, w) for w in range(procs)])
         pids = [p.pid for p in cl.procs] if cl is not None else []
-        cpu0 = [cpu_seconds(pid) for pid in pids]
+        cpu0 = [cpu_times(pid) for pid in pids]
         res = pool.starmap(broker_load.run_senders,
                            [(addr, topic, per[w], args.seconds, 10_000_000, args.body, 1, 8, w) for w in range(procs)])
-        cpu1 = [cpu_seconds(pid) for pid in pids]
+        cpu1 = [cpu_times(pid) for pid in pids]
     msgs = sum(r["msgs"] for r in res)
+    if cl is not None:
+        cl.stored = msgs + sum(r["msgs"] for r in warm)  # what a profile of the whole run is divided by
     errors = sum(r["errors"] for r in res)
     elapsed = max(r["elapsed"] for r in res)
     lat = sorted(x for r in res for x in r["lat"])
@@ -231,12 +261,14 @@ def tps_run(addr: str, args, label: str, cl: Cluster | None = None) -> None:
                 print(f"!! node {i} exited with code {p.returncode} during the run; log tail:\n{tail}", flush=True)
     if cl is not None and msgs:
         # broker CPU per acknowledged send (user + sys): robust to other load on the machine, unlike sends/s
-        per_node = [(b - a) * 1e6 / msgs for a, b in zip(cpu0, cpu1, strict=True)]
-        leader = cl.ports.index(int(addr.rpartition(":")[2]))
+        per_node = [(sum(b) - sum(a)) * 1e6 / msgs for a, b in zip(cpu0, cpu1, strict=True)]
+        sys_share = [(b[1] - a[1]) * 1e6 / msgs for a, b in zip(cpu0, cpu1, strict=True)]
+        leader = cl.leader = cl.ports.index(int(addr.rpartition(":")[2]))
         others = [f"{u:.0f}" for i, u in enumerate(per_node) if i != leader]
         print(f"{'':34} broker CPU per send: leader {per_node[leader]:.0f} us"
               + (f", followers {' / '.join(others)} us" if others else "")
-              + f", total {sum(per_node):.0f} us", flush=True)
+              + f", total {sum(per_node):.0f} us (of which system {sum(sys_share):.0f} us, "
+              f"leader {sys_share[leader]:.0f} us)", flush=True)
 
 
 async def _failover_sender(c: RemotingClient, ns_addr: str, body: bytes, state: dict) -> None:
@@ -352,16 +384,20 @@ def main() -> None:
                     help="DLedger's own timing (2000 ms x 3 heartbeats, 300-1000 ms votes, no pre-vote) for an A/B")
     ap.add_argument("--batch-push", action="store_true", help="enableBatchPush=true on the DLedger nodes")
     ap.add_argument("--profile", metavar="DIR", help="throughput runs: every broker under cProfile, stats in DIR")
+    ap.add_argument("--profile-clock", choices=("cpu", "wall"), default="cpu",
+                    help="cProfile's clock: the main thread's CPU time (default) or wall time")
     ap.add_argument("--skip-tps", action="store_true")
     ap.add_argument("--skip-failover", action="store_true")
+    ap.add_argument("--skip-single", action="store_true", help="throughput: only the DLedger group, not the baseline")
     args = ap.parse_args()
     print(f"cpus {os.cpu_count()}, body {args.body} B, {args.senders} senders over {args.procs} client processes",
           flush=True)
     if not args.skip_tps:
-        for dledger, label in ((True, "three DLedger nodes (replicated)"), (False, "single broker (ASYNC_FLUSH)")):
+        runs = ((True, "three DLedger nodes (replicated)"), (False, "single broker (ASYNC_FLUSH)"))
+        for dledger, label in runs[:1] if args.skip_single else runs:
             root = tempfile.mkdtemp(prefix="bench-dledger-")
             cl = Cluster(root, dledger=dledger, extra={"enableBatchPush": "true"} if args.batch_push else None,
-                         profile_dir=args.profile)
+                         profile_dir=args.profile, profile_clock=args.profile_clock)
             try:
                 cl.start()
                 addr = asyncio.run(_master_of(cl.ns_addr))
@@ -369,6 +405,14 @@ def main() -> None:
             finally:
                 cl.stop()
                 shutil.rmtree(root, ignore_errors=True)
+            if args.profile:
+                # per stage and stored message (warm-up included, as the profile is), leader first
+                for i in sorted(range(cl.n), key=lambda i: i != cl.leader):
+                    prof = os.path.join(args.profile, f"{'n' if dledger else 'single'}{i}.prof")
+                    if os.path.exists(prof) and cl.stored:
+                        role = "leader" if i == cl.leader else "follower"
+                        print(f"--- node {i} ({role}, {args.profile_clock} clock)\n{profile_report(prof, cl.stored)}",
+                              flush=True)
     if not args.skip_failover and args.kills > 0:
         extra = {"enableBatchPush": "true"} if args.batch_push else {}
         if args.dledger_timing:

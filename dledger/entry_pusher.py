@@ -238,10 +238,15 @@ class EntryHandler:
                 self._reply(req, C.INCONSISTENT_STATE)
                 return
             first = entries[0].index
-            if first in self.write_requests:
+            queued = self.write_requests
+            if first in queued:
                 self._reply(req, C.REPEATED_PUSH)
                 return
-            self.write_requests[first] = (req, ctx.now)
+            if not queued and first == self.validated + 1:
+                # the usual case (pushes arrive in order): applied at once, without the queue
+                self._apply(req, entries)
+                return
+            queued[first] = (req, ctx.now)
             self._drain()
             return
         if req.type is PushType.COMMIT:
@@ -299,18 +304,22 @@ class EntryHandler:
             if not ready:
                 return
             req, _ = self.write_requests.pop(min(ready))
-            ok = True
-            try:
-                for e in self._entries(req):
-                    if e.index <= self.validated:
-                        ok = ok and self._match(e)  # a duplicate or a lost acknowledgement
-                    else:
-                        self._put(e)
-            except DLedgerError:
-                ok = False
-            if ok:
-                self._commit(req)
-            self._reply(req, C.SUCCESS if ok else C.INCONSISTENT_STATE)
+            self._apply(req, self._entries(req))
+
+    def _apply(self, req: PushEntryRequest, entries: list[DLedgerEntry]) -> None:
+        """Store an APPEND push that starts at or below ``validated + 1`` and answer it."""
+        ok = True
+        try:
+            for e in entries:
+                if e.index <= self.validated:
+                    ok = ok and self._match(e)  # a duplicate or a lost acknowledgement
+                else:
+                    self._put(e)
+        except DLedgerError:
+            ok = False
+        if ok:
+            self._commit(req)
+        self._reply(req, C.SUCCESS if ok else C.INCONSISTENT_STATE)
 
     def tick(self) -> None:
         """A gap that does not fill: fail the earliest timed-out push so the leader compares."""

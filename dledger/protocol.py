@@ -127,6 +127,12 @@ class PushType(enum.Enum):
     TRUNCATE = "TRUNCATE"
 
 
+# Plain dicts for the PUSH hot path: an enum's call and its ``value`` property cost a few
+# Python frames per push; a dict lookup costs none.
+_PUSH_TYPE_OF = {t.value: t for t in PushType}
+_PUSH_TYPE_VALUE = {t: t.value for t in PushType}
+
+
 class Role(enum.Enum):
     """MemberState.Role."""
 
@@ -326,7 +332,7 @@ class PushEntryRequest(Message):
         if self.leader_id is not None:
             out["leaderId"] = self.leader_id
         if self.type is not None:
-            out["type"] = self.type.value
+            out["type"] = _PUSH_TYPE_VALUE[self.type]
         if self.entry is not None:
             out["entry"] = self.entry.to_json()
         if self.batch_entry is not None:
@@ -346,10 +352,15 @@ class PushEntryRequest(Message):
             leader_id=g("leaderId"),
             term=g("term", -1),
             commit_index=g("commitIndex", -1),
-            type=PushType(d["type"]) if "type" in d else PushType.APPEND,
+            type=_push_type(d["type"]) if "type" in d else PushType.APPEND,
             entry=DLedgerEntry.from_json(e) if e is not None else None,
             batch_entry=[DLedgerEntry.from_json(x) for x in batch] if batch else [],
         )
+
+
+def _push_type(v) -> PushType:
+    t = _PUSH_TYPE_OF.get(v) if type(v) is str else None
+    return t if t is not None else PushType(v)  # PushType(v) raises ValueError for an unknown type
 
 
 @dataclass(slots=True, kw_only=True)
@@ -429,8 +440,8 @@ _BY_CODE = {
 
 def message_from_json(code: int, is_response: bool, body: dict) -> Message:
     """Build the message class for DLedger request ``code`` from its JSON body."""
-    try:
-        cls = _BY_CODE[(RequestCode(code), is_response)]
-    except (ValueError, KeyError):
-        raise DLedgerError(DLedgerResponseCode.UNSUPPORTED, f"request code {code}") from None
+    # IntEnum members hash and compare as their ints: a plain int finds its class without RequestCode(code)
+    cls = _BY_CODE.get((code, is_response))
+    if cls is None:
+        raise DLedgerError(DLedgerResponseCode.UNSUPPORTED, f"request code {code}")
     return cls.from_json(body)
