@@ -119,7 +119,10 @@ class DividedOffsetCheck:
         if self.refused:
             return False
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + (_FRESH_WAIT_S if self.commit_log.storage.committed_index < 0 else 0.0)
+        # a member whose DLedger log holds entries is past the group's first start: no peer to wait for
+        # (its committed index can still read -1 on a member that never led, so the log is asked)
+        fresh = self.commit_log.storage.ledger_end_index < 0
+        deadline = loop.time() + (_FRESH_WAIT_S if fresh else 0.0)
         while self.client() is not None:
             unknown = [p for p in self.peers if p not in self.known]
             if not unknown:
