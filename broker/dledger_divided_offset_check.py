@@ -102,8 +102,11 @@ class DividedOffsetCheck:
 
     async def _query(self, peer: str) -> None:
         try:
-            r = await self.client().invoke(self.peers[peer], RemotingCommand.request(_METADATA_CODE),
-                                           _QUERY_TIMEOUT_S)
+            # bounded as a whole: the invoke's own timeout starts after the connect, and a connect to
+            # a dead peer behind a proxy or a lost SYN can take seconds (the first failover waited 5 s)
+            r = await asyncio.wait_for(
+                self.client().invoke(self.peers[peer], RemotingCommand.request(_METADATA_CODE), _QUERY_TIMEOUT_S),
+                _QUERY_TIMEOUT_S)
             d = fastjson.loads(r.body) if r.body else {}
         except Exception:  # noqa: BLE001 - down, paused or not a member of ours: unknown for now
             return

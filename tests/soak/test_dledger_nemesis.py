@@ -120,6 +120,9 @@ async def test_dledger_nemesis(procs, tmp_path):
         prod = Producers(h, c, lambda: master["addr"], TOPIC, n=4, queues=QUEUES, timeout=3.0, retry_pause=0.1,
                          send_fn=send_v2, pace=PACE_S).start()
         try:
+            # faults hit a group in service: a group whose very first leader dies before anything was
+            # committed waits (by design, #17 defect 7) up to 5 s for the dead member's divided offset
+            await async_wait_until(lambda: len(h.acked) >= 200, 60, 0.05, "the group serving sends")
             for rnd in range(ROUNDS):
                 fault = FAULTS[rnd % len(FAULTS)]
                 old = master["addr"]
