@@ -48,6 +48,7 @@ from remoting.codes import (
 )
 from remoting.command import RemotingCommand
 from remoting.header import HeaderError
+from store.config import MessageStoreConfig
 from store.message_store import PutMessageStatus
 
 __all__ = [
@@ -257,10 +258,10 @@ def _disk_used_ratio(path: str) -> float:
     return pct / 100.0
 
 
-def disk_util(store_config: Any) -> str:
+def disk_util(store_config: MessageStoreConfig) -> str:
     """``CL: %5.2f CQ: %5.2f INDEX: %5.2f`` as 4.9.7's SendMessageProcessor.diskUtil() (used ratios 0..1)."""
-    root = getattr(store_config, "storePathRootDir", "") or ""
-    cl_paths = getattr(store_config, "storePathCommitLog", "") or os.path.join(root, "commitlog")
+    root = store_config.storePathRootDir
+    cl_paths = store_config.storePathCommitLog or os.path.join(root, "commitlog")
     cl = 100.0
     for path in cl_paths.strip().split(";"):  # MessageStoreConfig.MULTI_PATH_SPLITTER
         cl = min(cl, _disk_used_ratio(path))
