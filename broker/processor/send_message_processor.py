@@ -15,15 +15,21 @@ a slow disk cannot queue work without limit.
 from __future__ import annotations
 
 import logging
-import os
 import random
-import re
-import time
 from collections.abc import Awaitable
 from typing import Any
 
 from broker.broker_stats_manager import BrokerStatsManager
 from broker.config import BrokerConfig
+from broker.processor.send_message_header import SendHeader, parse_send_header, parse_v2_fast
+from broker.processor.send_message_remarks import (
+    FAQ_SUGGEST,
+    ILLEGAL_REMARK,
+    disk_util,
+    java_parse_int,
+    java_topic_config_string,
+    put_status_to_response,
+)
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
 from broker.transaction.transactional_message_util import java_properties_string
@@ -35,9 +41,9 @@ from common.message import (
     MessageSysFlag,
     string_to_properties,
 )
-from common.perm import PERM_READ, PERM_WRITE, is_writeable, perm2string
+from common.perm import PERM_READ, PERM_WRITE, is_writeable
 from common.rate_limited_log import RateLimitedLog
-from common.util import now_ms, tags_code
+from common.util import now_ms, tags_code, time_millis_to_human_string2
 from remoting.codes import (
     CURRENT_VERSION,
     RPC_ONEWAY,
@@ -47,21 +53,9 @@ from remoting.codes import (
     ResponseCode,
 )
 from remoting.command import RemotingCommand
-from remoting.header import HeaderError
-from store.config import MessageStoreConfig
 from store.message_store import PutMessageStatus
 
-__all__ = [
-    "SendMessageProcessor",
-    "SendHeader",
-    "parse_send_header",
-    "put_status_to_response",
-    "disk_util",
-    "time_millis_to_human_string2",
-    "java_topic_config_string",
-    "java_parse_int",
-    "FAQ_SUGGEST",
-]
+__all__ = ["SendMessageProcessor"]
 
 log = logging.getLogger(__name__)
 
@@ -73,234 +67,12 @@ _new_command = RemotingCommand.__new__
 _JAVA = LanguageCode.JAVA
 
 
-
-
-_V1_KEYS = (
-    "producerGroup",
-    "topic",
-    "defaultTopic",
-    "defaultTopicQueueNums",
-    "queueId",
-    "sysFlag",
-    "bornTimestamp",
-    "flag",
-    "properties",
-    "reconsumeTimes",
-    "unitMode",
-    "maxReconsumeTimes",
-    "batch",
-)
-
-
-class SendHeader:
-    """The send request header in V1 terms (parsed straight from extFields for speed)."""
-
-    __slots__ = _V1_KEYS
-
-
-_V2_KEYS = ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m")
-
-
-_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
-_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
-
-
-def _int(name: str, v: Any, long: bool = False) -> int:
-    if type(v) is not int:
-        try:
-            v = int(v)
-        except (TypeError, ValueError):
-            raise HeaderError(f"header field {name} is not a number: {v!r}") from None
-    # Integer.parseInt / Long.parseLong refuse what does not fit (and the store could not write it)
-    if not ((_LONG_MIN <= v <= _LONG_MAX) if long else (_INT_MIN <= v <= _INT_MAX)):
-        raise HeaderError(f"header field {name} is out of range: {v!r}")
-    return v
-
-
-def _parse_v2_fast(ext: dict) -> SendHeader | None:
-    """SEND_MESSAGE_V2 header when every required field is there and numeric (the usual case), else None.
-
-    One key lookup and at most one ``int`` per field; anything unusual falls back to
-    :func:`parse_send_header`, which produces the exact error.
-    """
-    try:
-        h = _new_header(SendHeader)
-        h.producerGroup = ext["a"]
-        h.topic = ext["b"]
-        h.defaultTopic = ext["c"]
-        h.defaultTopicQueueNums = int(ext["d"])
-        h.queueId = int(ext["e"])
-        h.sysFlag = int(ext["f"])
-        h.bornTimestamp = int(ext["g"])
-        h.flag = int(ext["h"])
-    except (KeyError, ValueError, TypeError):
-        return None
-    if not (_INT_MIN <= h.queueId <= _INT_MAX and _LONG_MIN <= h.bornTimestamp <= _LONG_MAX
-            and _INT_MIN <= h.flag <= _INT_MAX and _INT_MIN <= h.sysFlag <= _INT_MAX
-            and _INT_MIN <= h.defaultTopicQueueNums <= _INT_MAX):
-        return None  # the general parse names the field
-    g = ext.get
-    h.properties = g("i")
-    v = g("j")
-    h.reconsumeTimes = None if v is None else _int("j", v)
-    v = g("k")
-    h.unitMode = v is not None and (v == "true" or str(v).lower() == "true")
-    v = g("l")
-    h.maxReconsumeTimes = None if v is None else _int("l", v)
-    v = g("m")
-    h.batch = v is not None and (v == "true" or str(v).lower() == "true")
-    if type(h.topic) is not str or type(h.producerGroup) is not str or type(h.defaultTopic) is not str:
-        return None
-    return h
-
-
-_new_header = SendHeader.__new__
-
-
-def parse_send_header(ext: dict | None, v2: bool) -> SendHeader:
-    """Decode a V1 or V2 send header; HeaderError names a missing/bad required field."""
-    if v2 and ext:
-        h = _parse_v2_fast(ext)
-        if h is not None:
-            return h
-    if not ext:
-        raise HeaderError(f"the custom field <{'a' if v2 else 'producerGroup'}> is null")
-    keys = _V2_KEYS if v2 else _V1_KEYS
-    g = ext.get
-    h = SendHeader()
-    vals = [g(k) for k in keys]
-    for i in range(8):
-        if vals[i] is None:
-            raise HeaderError(f"the custom field <{keys[i]}> is null")
-    h.producerGroup = str(vals[0])
-    h.topic = str(vals[1])
-    h.defaultTopic = str(vals[2])
-    h.defaultTopicQueueNums = _int(keys[3], vals[3])
-    h.queueId = _int(keys[4], vals[4])
-    h.sysFlag = _int(keys[5], vals[5])
-    h.bornTimestamp = _int(keys[6], vals[6], long=True)
-    h.flag = _int(keys[7], vals[7])
-    h.properties = vals[8]
-    h.reconsumeTimes = None if vals[9] is None else _int(keys[9], vals[9])
-    h.unitMode = vals[10] is not None and str(vals[10]).lower() == "true"
-    h.maxReconsumeTimes = None if vals[11] is None else _int(keys[11], vals[11])
-    h.batch = vals[12] is not None and str(vals[12]).lower() == "true"
-    return h
-
-
-# Remarks word for word as RocketMQ 4.9.7's SendMessageProcessor.handlePutMessageResult;
-# {max} is MessageStoreConfig.maxMessageSize, {disk} the diskUtil() bracket.
-_ILLEGAL_REMARK = (
-    "the message is illegal, maybe msg body or properties length not matched. msg body length limit {max}B, "
-    "msg properties length limit 32KB."
-)
-_STATUS_REMARKS = {
-    "CREATE_MAPEDFILE_FAILED": (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken."),
-    "MESSAGE_ILLEGAL": (ResponseCode.MESSAGE_ILLEGAL, _ILLEGAL_REMARK),
-    "PROPERTIES_SIZE_EXCEEDED": (ResponseCode.MESSAGE_ILLEGAL, _ILLEGAL_REMARK),
-    "SERVICE_NOT_AVAILABLE": (
-        ResponseCode.SERVICE_NOT_AVAILABLE,
-        "service not available now. It may be caused by one of the following reasons: the broker's disk is full "
-        "[{disk}], messages are put to the slave, message store has been shut down, etc.",
-    ),
-    "OS_PAGECACHE_BUSY": (ResponseCode.SYSTEM_ERROR, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"),
-    "LMQ_CONSUME_QUEUE_NUM_EXCEEDED": (
-        ResponseCode.SYSTEM_ERROR,
-        "[LMQ_CONSUME_QUEUE_NUM_EXCEEDED]broker config enableLmq and enableMultiDispatch, lmq consumeQueue num "
-        "exceed maxLmqConsumeQueueNum config num, default limit 2w.",
-    ),
-    "UNKNOWN_ERROR": (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
-}
-# Java's switch default (a status it has no case for)
-_DEFAULT_STATUS_REMARK = (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR DEFAULT")
-_STORED_CODES = {
-    "PUT_OK": ResponseCode.SUCCESS,
-    "FLUSH_DISK_TIMEOUT": ResponseCode.FLUSH_DISK_TIMEOUT,
-    "FLUSH_SLAVE_TIMEOUT": ResponseCode.FLUSH_SLAVE_TIMEOUT,
-    "SLAVE_NOT_AVAILABLE": ResponseCode.SLAVE_NOT_AVAILABLE,
-}
-
-
 # a full disk refuses every send: one line per topic and status every 10 s, not one per send
 _REFUSALS = RateLimitedLog(log, logging.INFO)
 _SUCCESS = int(ResponseCode.SUCCESS)
 _SYSTEM_ERROR = int(ResponseCode.SYSTEM_ERROR)
 _PUT_OK = PutMessageStatus.PUT_OK
 _SEND_V2 = int(RequestCode.SEND_MESSAGE_V2)
-
-
-def put_status_to_response(status_name: str, max_message_size: int, disk: str = "") -> tuple[int, str | None, bool]:
-    """(response code, remark, stored?) for a PutMessageStatus name (spec broker-behaviour §5).
-
-    ``disk`` fills SERVICE_NOT_AVAILABLE's bracket (see :func:`disk_util`)."""
-    code = _STORED_CODES.get(status_name)
-    if code is not None:
-        return int(code), None, True
-    code, remark = _STATUS_REMARKS.get(status_name, _DEFAULT_STATUS_REMARK)
-    return int(code), remark.format(max=max_message_size, disk=disk), False
-
-
-def _disk_used_ratio(path: str) -> float:
-    """UtilAll.getDiskPartitionSpaceUsedPercent: used / (used + usable), rounded up to 1/100; -1 unreadable."""
-    if not path or not os.path.exists(path):
-        return -1.0
-    try:
-        st = os.statvfs(path)
-    except OSError:
-        return -1.0
-    if st.f_blocks <= 0:
-        return -1.0
-    used = (st.f_blocks - st.f_bfree) * st.f_frsize
-    entire = used + st.f_bavail * st.f_frsize
-    if entire <= 0:
-        return -1.0
-    pct = used * 100 // entire + (1 if used * 100 % entire else 0)
-    return pct / 100.0
-
-
-def disk_util(store_config: MessageStoreConfig) -> str:
-    """``CL: %5.2f CQ: %5.2f INDEX: %5.2f`` as 4.9.7's SendMessageProcessor.diskUtil() (used ratios 0..1)."""
-    root = store_config.storePathRootDir
-    cl_paths = store_config.storePathCommitLog or os.path.join(root, "commitlog")
-    cl = 100.0
-    for path in cl_paths.strip().split(";"):  # MessageStoreConfig.MULTI_PATH_SPLITTER
-        cl = min(cl, _disk_used_ratio(path))
-    cq = _disk_used_ratio(os.path.join(root, "consumequeue"))
-    index = _disk_used_ratio(os.path.join(root, "index"))
-    return f"CL: {cl:5.2f} CQ: {cq:5.2f} INDEX: {index:5.2f}"
-
-
-def time_millis_to_human_string2(t: int) -> str:
-    """UtilAll.timeMillisToHumanString2: ``yyyy-MM-dd HH:mm:ss,SSS`` in local time."""
-    tm = time.localtime(t // 1000)
-    return (
-        f"{tm.tm_year:04d}-{tm.tm_mon:02d}-{tm.tm_mday:02d} "
-        f"{tm.tm_hour:02d}:{tm.tm_min:02d}:{tm.tm_sec:02d},{t % 1000:03d}"
-    )
-
-
-def java_topic_config_string(tc: Any) -> str:
-    """TopicConfig.toString() of RocketMQ 4.9.7 (what the bad-queueId remark prints)."""
-    tft = getattr(tc.topicFilterType, "value", tc.topicFilterType)
-    return (
-        f"TopicConfig [topicName={tc.topicName}, readQueueNums={tc.readQueueNums}, "
-        f"writeQueueNums={tc.writeQueueNums}, perm={perm2string(tc.perm)}, topicFilterType={tft}, "
-        f"topicSysFlag={tc.topicSysFlag}, order={'true' if tc.order else 'false'}]"
-    )
-
-
-# FAQUrl.suggestTodo(any 4.9.7 FAQ url): they all point at the same page
-FAQ_SUGGEST = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
-
-_JAVA_INT = re.compile(r"[+-]?[0-9]+")
-
-
-def java_parse_int(raw: str) -> int | None:
-    """Integer.parseInt for ASCII input: None where Java throws NumberFormatException."""
-    if _JAVA_INT.fullmatch(raw) is None:
-        return None
-    v = int(raw)
-    return v if -(1 << 31) <= v < (1 << 31) else None
 
 
 class SendMessageProcessor:
@@ -356,7 +128,7 @@ class SendMessageProcessor:
     def process_request(self, req: RemotingCommand, conn: Any) -> RemotingCommand | Awaitable[RemotingCommand]:
         code = req.code
         ext = req.ext_fields
-        h = _parse_v2_fast(ext) if code == _SEND_V2 and ext else None
+        h = parse_v2_fast(ext) if code == _SEND_V2 and ext else None
         if h is None:
             h = parse_send_header(ext, code != RequestCode.SEND_MESSAGE)
         if h.batch:
@@ -460,7 +232,7 @@ class SendMessageProcessor:
             return self._error(
                 req,
                 ResponseCode.MESSAGE_ILLEGAL,
-                _ILLEGAL_REMARK.format(max=self.max_message_size),  # what 4.9.7's store answers
+                ILLEGAL_REMARK.format(max=self.max_message_size),  # what 4.9.7's store answers
             )
         topic = h.topic
         qid = h.queueId

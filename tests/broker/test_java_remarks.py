@@ -10,14 +10,14 @@ from __future__ import annotations
 import datetime
 import re
 
-from broker.processor.send_message_processor import (
+from broker.processor.send_message_remarks import (
     disk_util,
     java_parse_int,
     java_topic_config_string,
     put_status_to_response,
-    time_millis_to_human_string2,
 )
 from common.topic_validator import check_topic, validate_group, validate_topic
+from common.util import time_millis_to_human_string2
 from remoting.body.topic_config import TopicConfig, TopicFilterType
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
