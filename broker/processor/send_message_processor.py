@@ -1,15 +1,12 @@
 """SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320).
 
-Single sends of one socket read are appended together: each is checked and
-built at once, then queued, and at the end of the read (``Connection.defer``)
-one store call appends them all (``put_message_list``) and the responses go out
-with the read's other responses. When the put must wait (SYNC_FLUSH,
-SYNC_MASTER, DLedger) the whole read's sends wait in one task
-(``put_message_list_async``): one durability wait instead of a task, a future
-and a timer per message. A store without those calls gets one call per message
-(a coroutine per message when it must wait). The number of waiting puts is
-bounded (SYSTEM_BUSY ``[OVERLOAD]`` beyond ``sendThreadPoolQueueCapacity``) so
-a slow disk cannot queue work without limit.
+Single sends of one socket read are checked and built at once, then appended
+together at the end of the read (broker/processor/send_put_batcher.py: one
+``put_message_list`` call, or one task awaiting ``put_message_list_async`` when
+the put must wait for SYNC_FLUSH / SYNC_MASTER). A store without those calls
+gets one call per message (a coroutine per message when it must wait). The
+number of waiting puts is bounded (SYSTEM_BUSY ``[OVERLOAD]`` beyond
+``sendThreadPoolQueueCapacity``) so a slow disk cannot queue work without limit.
 """
 
 from __future__ import annotations
@@ -30,6 +27,7 @@ from broker.processor.send_message_remarks import (
     java_topic_config_string,
     put_status_to_response,
 )
+from broker.processor.send_put_batcher import SendPutBatcher
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
 from broker.transaction.transactional_message_util import java_properties_string
@@ -46,7 +44,6 @@ from common.rate_limited_log import RateLimitedLog
 from common.util import now_ms, tags_code, time_millis_to_human_string2
 from remoting.codes import (
     CURRENT_VERSION,
-    RPC_ONEWAY,
     RPC_TYPE_RESPONSE,
     LanguageCode,
     RequestCode,
@@ -70,7 +67,6 @@ _JAVA = LanguageCode.JAVA
 # a full disk refuses every send: one line per topic and status every 10 s, not one per send
 _REFUSALS = RateLimitedLog(log, logging.INFO)
 _SUCCESS = int(ResponseCode.SUCCESS)
-_SYSTEM_ERROR = int(ResponseCode.SYSTEM_ERROR)
 _PUT_OK = PutMessageStatus.PUT_OK
 _SEND_V2 = int(RequestCode.SEND_MESSAGE_V2)
 
@@ -119,9 +115,26 @@ class SendMessageProcessor:
         # (batch_puts off: DLedger, where each message of a list waits for its own quorum round)
         self._put_list = getattr(store, "put_message_list", None) if batch_puts else None
         self._put_list_async = getattr(store, "put_message_list_async", None) if batch_puts else None
-        self._pending: list[tuple[Any, RemotingCommand, MessageExtBrokerInner, str, int, int]] = []
+        self._batcher = batcher = SendPutBatcher(self._put_list, self._put_list_async, self._response,
+                                                 self._puts_settled)
+        # bound once: the per-message path makes no lookup through the batcher
+        self._queue = batcher.queue
+        self._append_pending = batcher.append_pending
+        self._append_pending_async = batcher.append_pending_async
         self.put_metrics: Any = None  # broker.metrics PutMetrics when the Prometheus endpoint is on
-        self.rpc_latency: Any = None  # remoting.rpc_latency RpcLatencyHook, idem (answers sent late)
+
+    @property
+    def rpc_latency(self) -> Any:
+        """remoting.rpc_latency RpcLatencyHook when metrics are on: the batched answers are sent late and
+        timed by the batcher, once per read."""
+        return self._batcher.rpc_latency
+
+    @rpc_latency.setter
+    def rpc_latency(self, hook: Any) -> None:
+        self._batcher.rpc_latency = hook
+
+    def _puts_settled(self, n: int) -> None:
+        self.waiting_puts -= n
 
     # -- entry point -----------------------------------------------------------
 
@@ -297,80 +310,6 @@ class SendMessageProcessor:
         result = self.store.put_message(msg)
         return self._response(req, result, topic, answer_qid, len(body), msg)
 
-    # -- one append per read -------------------------------------------------------------
-
-    def _queue(self, conn: Any, req: RemotingCommand, msg: MessageExtBrokerInner, topic: str, size: int,
-               qid: int, flush: Any) -> None:
-        pending = self._pending
-        if not pending:
-            conn.defer(flush)  # one flush for whatever is queued until it runs
-        pending.append((conn, req, msg, topic, size, qid))
-
-    def _answer(self, pending: list, results: Any, error: BaseException | None, received_at: float) -> None:
-        """Answer the sends of one read; ``received_at``: that read's ``Connection.received_at``."""
-        if error is None and (results is None or len(results) != len(pending)):
-            error = RuntimeError(f"store returned {0 if results is None else len(results)} results "
-                                 f"for {len(pending)} messages")
-        lat = self.rpc_latency
-        if error is not None:
-            log.warning("put of %d messages failed: %r", len(pending), error)
-            text = str(error) or type(error).__name__
-            for conn, req, _msg, _topic, _size, _qid in pending:
-                if not req.flag & RPC_ONEWAY:
-                    conn.send_response(self._error(req, ResponseCode.SYSTEM_ERROR, text))
-                    if lat is not None:
-                        lat.observe(req.code, _SYSTEM_ERROR, received_at)
-            return
-        response = self._response
-        ok = 0  # SEND_MESSAGE_V2 answered SUCCESS: timed together below (one histogram update a read)
-        for (conn, req, msg, topic, size, qid), result in zip(pending, results, strict=True):
-            resp = response(req, result, topic, qid, size, msg)
-            if not req.flag & RPC_ONEWAY:
-                conn.send_response(resp)
-                if resp.code or req.code != _SEND_V2:
-                    if lat is not None:
-                        lat.observe(req.code, resp.code, received_at)
-                else:
-                    ok += 1
-        if ok and lat is not None:
-            lat.observe(_SEND_V2, _SUCCESS, received_at, ok)
-
-    def _append_pending(self) -> None:
-        """Append the queued sends with one store call and answer each (end of a read)."""
-        pending, self._pending = self._pending, []
-        if not pending:
-            return
-        received_at = pending[0][0].received_at  # the read they came in (all of them: one read's work)
-        try:
-            results = self._put_list([p[2] for p in pending])
-        except Exception as e:  # noqa: BLE001 - every queued sender gets SYSTEM_ERROR
-            self._answer(pending, None, e, received_at)
-        else:
-            self._answer(pending, results, None, received_at)
-
-    def _append_pending_async(self) -> None:
-        """Append the queued sends and wait for their durability in one task (end of a read)."""
-        pending, self._pending = self._pending, []
-        if pending:
-            conn = pending[0][0]
-            conn.spawn(self._put_pending(pending, conn.received_at))
-
-    async def _put_pending(self, pending: list, received_at: float) -> None:
-        try:
-            results = await self._put_list_async([p[2] for p in pending])
-        except Exception as e:  # noqa: BLE001 - every queued sender gets SYSTEM_ERROR
-            self._answer(pending, None, e, received_at)
-        else:
-            self._answer(pending, results, None, received_at)
-        finally:
-            self.waiting_puts -= len(pending)
-        # the answers leave now, not one loop iteration later (one connection per read, as a rule)
-        first = pending[0][0]
-        first.flush()
-        if pending[-1][0] is not first:
-            for conn in {p[0] for p in pending} - {first}:
-                conn.flush()
-
     def _rewrite_delayed(self, req: RemotingCommand, msg: MessageExtBrokerInner) -> RemotingCommand | None:
         """DELAY > 0: park the message in SCHEDULE_TOPIC_XXXX queue ``level - 1`` (what RocketMQ's CommitLog
         does before appending); REAL_TOPIC/REAL_QID keep the destination and the properties string is
@@ -480,7 +419,7 @@ class SendMessageProcessor:
             born_host=self._born_host(conn),
             store_host=self.store_host,
         )
-        if self._pending:  # single sends queued earlier in this read go first: requests keep their order
+        if self._batcher.pending:  # single sends queued earlier in this read go first: requests keep their order
             if self.must_wait:
                 self._append_pending_async()
             else:
