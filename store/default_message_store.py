@@ -88,6 +88,7 @@ class DefaultMessageStore:
         self.tags_code = TagsCodeCalculator(config.delay_levels_ms())
         # a DLedger-backed log can be plugged in here; it must offer CommitLog's interface methods
         if commit_log_factory is None and config.enableDLegerCommitLog:
+            # DLedger mode only (start-up time of the others)
             from store.dledger_commit_log import DLedgerCommitLog as commit_log_factory  # noqa: N813
         # a full disk: every file reserves its blocks, the guard refuses what cannot fit (DISK_FULL)
         self.running_flags = RunningFlags()

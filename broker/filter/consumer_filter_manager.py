@@ -142,6 +142,7 @@ class ConsumerFilterManager:
             return True
 
     def _build(self, topic, group, expression, expression_type, client_version) -> ConsumerFilterData | None:
+        # imported on first use: the SQL92 compiler (lark) stays off start-up (start-up time)
         from broker.filter.consumer_filter_data import build_consumer_filter_data
         from broker.filter.selector_parser import FilterParseError
 
@@ -221,6 +222,7 @@ class ConsumerFilterManager:
 
     def decode(self, text: str) -> None:
         """Load persisted content; raises ValueError when it is not valid JSON of the right shape."""
+        # imported on first use: the SQL92 compiler (lark) stays off start-up (start-up time)
         from broker.filter.consumer_filter_data import ConsumerFilterData
         from broker.filter.expression import compile_expression
         from broker.filter.selector_parser import FilterParseError
