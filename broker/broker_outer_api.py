@@ -62,6 +62,7 @@ class BrokerOuterAPI:
 
         ``filter_server_list`` goes into the body's ``filterServerList`` (the live filter servers,
         as BrokerController.doRegisterBrokerAll sends them)."""
+        # imported on first use: a broker without a NameServer never needs it (start-up time)
         from remoting.body.register_broker import RegisterBrokerBody
 
         if not self.namesrv_addrs:
@@ -72,6 +73,7 @@ class BrokerOuterAPI:
         crc = zlib.crc32(body) & 0x7FFFFFFF
 
         async def one(addr: str) -> RegisterBrokerResult | None:
+            # imported on first use: a broker without a NameServer never needs it (start-up time)
             from remoting.body.kv import KVTable
             from remoting.header.namesrv import RegisterBrokerRequestHeader
 
@@ -112,6 +114,7 @@ class BrokerOuterAPI:
         """QUERY_DATA_VERSION to every NameServer: True if any has another version (or did not answer)."""
 
         async def one(addr: str) -> bool:
+            # imported on first use: a broker without a NameServer never needs it (start-up time)
             from remoting.header.namesrv import QueryDataVersionRequestHeader
 
             header = QueryDataVersionRequestHeader(
@@ -135,6 +138,7 @@ class BrokerOuterAPI:
 
     async def unregister_broker_all(self, ident: BrokerIdentity, timeout_ms: int = 3000) -> None:
         async def one(addr: str) -> None:
+            # imported on first use: a broker without a NameServer never needs it (start-up time)
             from remoting.header.namesrv import UnRegisterBrokerRequestHeader
 
             header = UnRegisterBrokerRequestHeader(

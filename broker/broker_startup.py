@@ -397,6 +397,7 @@ def _make_acl(b: Broker, bc: Any) -> tuple[Any, Any]:
     changes, and return (the request hook, the manager); else (None, None)."""
     if not bc.aclEnable:
         return None, None
+    # only with aclEnable: a broker without ACL never loads it (start-up time)
     from broker.acl.acl_exception import AclException
     from broker.acl.acl_file_watcher import AclFileWatcher
     from broker.acl.plain_access_validator import AclRpcHook, PlainAccessValidator
@@ -415,6 +416,7 @@ def _make_acl(b: Broker, bc: Any) -> tuple[Any, Any]:
 
 def create_broker(configs: BrokerConfigs) -> Broker:
     """Build (and load) every part of a broker; raises BrokerStartError when the store cannot load."""
+    # here, not at the top: mqbroker --help / -p print without loading the store (start-up time)
     from store.default_message_store import DefaultMessageStore
 
     b = Broker(configs)
@@ -471,6 +473,7 @@ def create_broker(configs: BrokerConfigs) -> Broker:
         b.ha_service = HAService(store, sc)
         store.replica_waiter = b.ha_service.wait_for_slave
     else:  # master or slave as the DLedger role says
+        # DLedger mode only (start-up time of the others)
         from broker.dledger_role_change_handler import DLedgerRoleChangeHandler
 
         DLedgerRoleChangeHandler(b).install()

@@ -94,11 +94,13 @@ class ConsumerOffsetManager(ConfigManager):
         return pretty_json({"offsetTable": self.table})
 
     def encode_wire(self) -> bytes:
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.admin import ConsumerOffsetSerializeWrapper
 
         return ConsumerOffsetSerializeWrapper(offsetTable=self.table).to_json()
 
     def decode(self, tree: Any) -> None:
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.admin import ConsumerOffsetSerializeWrapper
 
         self.table.update(ConsumerOffsetSerializeWrapper.from_obj(tree).offsetTable)

@@ -15,6 +15,8 @@ from broker.consumer_offset_manager import ConsumerOffsetManager
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
 from common.util import write_file_atomic
+from remoting.body.subscription_group import SubscriptionGroupWrapper
+from remoting.body.topic_config import TopicConfigSerializeWrapper
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
 
@@ -90,8 +92,6 @@ class SlaveSynchronize:
                 log.warning("sync %s from master %s failed: %s", name, addr, e)
 
     async def sync_topic_config(self) -> None:
-        from remoting.body.topic_config import TopicConfigSerializeWrapper
-
         body = await self._get(RequestCode.GET_ALL_TOPIC_CONFIG)
         if not body:
             return
@@ -103,6 +103,7 @@ class SlaveSynchronize:
             log.info("synced topic config from master %s", self.master_addr)
 
     async def sync_consumer_offset(self) -> None:
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.admin import ConsumerOffsetSerializeWrapper
 
         body = await self._get(RequestCode.GET_ALL_CONSUMER_OFFSET)
@@ -124,8 +125,6 @@ class SlaveSynchronize:
             write_file_atomic(self.delay_offset_path, text)
 
     async def sync_subscription_group_config(self) -> None:
-        from remoting.body.subscription_group import SubscriptionGroupWrapper
-
         body = await self._get(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
         if not body:
             return

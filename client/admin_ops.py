@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import datetime
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -617,7 +618,6 @@ async def _resend_to_retry(producer: Any, group: str, m: MessageExt) -> dict:
 def parse_timestamp(v: str | int | None, name: str = "timestamp") -> int:
     """Milliseconds since the epoch from: an integer, ``now`` (-1), ``yyyy-MM-dd#HH:mm:ss:SSS`` (the Java
     tool's), or ISO ``yyyy-MM-ddTHH:mm[:ss[.fff]]`` (a browser's datetime-local); local time."""
-    import datetime
 
     if v is None or v == "":
         raise AdminInputError(f"{name} is required")

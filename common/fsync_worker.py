@@ -169,7 +169,7 @@ def _compiled():
     if os.environ.get("ROCKETMQ_PY_PURE") == "1":
         return None
     try:
-        from common._fsync_worker import FsyncWorker as compiled  # noqa: PLC0415
+        from common._fsync_worker import FsyncWorker as compiled  # noqa: PLC0415 - optional compiled twin
     except ImportError:
         return None
     return compiled

@@ -9,7 +9,7 @@ import time
 
 from common.speedups import java_hash as _java_hash
 
-__all__ = ["java_string_hash", "tags_code", "now_ms", "write_file_atomic", "read_file_with_bak"]
+__all__ = ["java_string_hash", "tags_code", "now_ms", "time_millis_to_human_string2", "write_file_atomic", "read_file_with_bak"]
 
 
 def java_string_hash(s: str) -> int:
@@ -30,6 +30,15 @@ def tags_code(tags: str | None) -> int:
 def now_ms() -> int:
     """Wall-clock milliseconds since the epoch (what RocketMQ stores as timestamps)."""
     return time.time_ns() // 1_000_000
+
+
+def time_millis_to_human_string2(t: int) -> str:
+    """UtilAll.timeMillisToHumanString2: ``yyyy-MM-dd HH:mm:ss,SSS`` in local time."""
+    tm = time.localtime(t // 1000)
+    return (
+        f"{tm.tm_year:04d}-{tm.tm_mon:02d}-{tm.tm_mday:02d} "
+        f"{tm.tm_hour:02d}:{tm.tm_min:02d}:{tm.tm_sec:02d},{t % 1000:03d}"
+    )
 
 
 def write_file_atomic(path: str, data: str | bytes, *, keep_bak: bool = True) -> None:

@@ -84,6 +84,7 @@ def build_config(args: argparse.Namespace) -> NamesrvConfig:
 
 async def serve(config: NamesrvConfig, tls: TlsSystemConfig | None = None) -> int:
     """Run a NameServer until SIGTERM/SIGINT; returns the exit code."""
+    # here, not at the top: mqnamesrv --help / -p print without loading the server (start-up time)
     from namesrv.namesrv_controller import NamesrvController
 
     controller = NamesrvController(config, tls=tls)
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s - %(message)s"
     )
     try:
-        import uvloop
+        import uvloop  # here: ~35 ms that only a serving process needs (start-up time)
     except ImportError:  # pragma: no cover - uvloop is a dependency
         return asyncio.run(serve(config, tls))
     return uvloop.run(serve(config, tls))

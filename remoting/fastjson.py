@@ -25,6 +25,7 @@ lists/tuples/sets, str, int, float, bool, None, enums, or objects with a
 
 from __future__ import annotations
 
+import base64
 import enum
 import json.decoder
 import re
@@ -337,7 +338,6 @@ def _plain_other(obj: Any, recurse: Any) -> Any:
     if to_obj is not None:
         return recurse(to_obj())
     if isinstance(obj, (bytes, bytearray)):
-        import base64
 
         return base64.b64encode(bytes(obj)).decode("ascii")
     raise TypeError(f"cannot encode {type(obj).__name__} as JSON")

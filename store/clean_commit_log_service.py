@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from common.util import now_ms as _wall_ms
+from store.config import MessageStoreConfig
 
 __all__ = [
     "CleanCommitLogService",
@@ -81,14 +82,14 @@ def disk_partition_used_ratio(path: str) -> float:
     return (total - free) / total
 
 
-def dledger_data_path(config: Any) -> str:
+def dledger_data_path(config: MessageStoreConfig) -> str:
     """Where a DLedger broker's commit log lives: ``storePathDLedgerCommitLog``, else
     ``<storePathRootDir>/dledger-<dLegerSelfId>/data`` (DLedgerConfig.data_path as the broker fills it)."""
-    explicit = getattr(config, "storePathDLedgerCommitLog", "") or ""
+    explicit = config.storePathDLedgerCommitLog
     if explicit:
         return explicit
-    self_id = getattr(config, "dLegerSelfId", "") or "n0"
-    return os.path.join(getattr(config, "storePathRootDir", "") or "", f"dledger-{self_id}", "data")
+    self_id = config.dLegerSelfId or "n0"
+    return os.path.join(config.storePathRootDir, f"dledger-{self_id}", "data")
 
 
 def is_it_time_to_do(when: str, now_ms: int) -> bool:
@@ -125,7 +126,7 @@ class CleanCommitLogService:
 
     def __init__(
         self,
-        config: Any,
+        config: MessageStoreConfig,
         file_queue: ExpiringFileQueue,
         *,
         disk_usage: Callable[[str], float] = disk_partition_used_ratio,
@@ -155,15 +156,15 @@ class CleanCommitLogService:
         is not written (it may not even exist): that directory is measured, as RocketMQ's
         ``getStorePathPhysic`` does.
         """
-        if getattr(self.config, "enableDLegerCommitLog", False):
+        if self.config.enableDLegerCommitLog:
             return [dledger_data_path(self.config)]
-        root = getattr(self.config, "storePathRootDir", "") or ""
-        raw = getattr(self.config, "storePathCommitLog", "") or os.path.join(root, "commitlog")
+        root = self.config.storePathRootDir
+        raw = self.config.storePathCommitLog or os.path.join(root, "commitlog")
         return [p.strip() for p in raw.split(",") if p.strip()]
 
     def consume_queue_path(self) -> str:
         """``<storePathRootDir>/consumequeue``."""
-        return os.path.join(getattr(self.config, "storePathRootDir", "") or "", "consumequeue")
+        return os.path.join(self.config.storePathRootDir, "consumequeue")
 
     # -- triggers ---------------------------------------------------------
 
@@ -173,7 +174,7 @@ class CleanCommitLogService:
 
     def is_time_to_delete(self, now_ms: int) -> bool:
         """``deleteWhen`` contains the current local hour."""
-        return is_it_time_to_do(getattr(self.config, "deleteWhen", "04"), now_ms)
+        return is_it_time_to_do(self.config.deleteWhen, now_ms)
 
     def _set_disk_full(self, full: bool) -> None:
         if full != self.disk_full:
@@ -196,7 +197,7 @@ class CleanCommitLogService:
 
     def is_space_to_delete(self) -> bool:
         """Probe the CommitLog and ConsumeQueue partitions; also sets ``clean_immediately`` and disk-full."""
-        ratio = _clamped_ratio(getattr(self.config, "diskMaxUsedSpaceRatio", 75))
+        ratio = _clamped_ratio(self.config.diskMaxUsedSpaceRatio)
         self.clean_immediately = False
         paths = self.commit_log_paths()
         usages = {p: self._disk_usage(p) for p in paths}
@@ -240,8 +241,8 @@ class CleanCommitLogService:
             return 0
         if manual:
             self.manual_delete_file_several_times -= 1
-        clean_at_once = bool(getattr(self.config, "cleanFileForciblyEnable", True)) and self.clean_immediately
-        reserved_ms = int(getattr(self.config, "fileReservedTime", 72)) * 3600 * 1000
+        clean_at_once = self.config.cleanFileForciblyEnable and self.clean_immediately
+        reserved_ms = self.config.fileReservedTime * 3600 * 1000
         log.info(
             "begin to delete expired commit log files: timeup=%s spacefull=%s manual=%s cleanAtOnce=%s",
             timeup, spacefull, manual, clean_at_once,
@@ -250,8 +251,8 @@ class CleanCommitLogService:
         delete = getattr(self.file_queue, "delete_expired_file_by_time", None) or self.file_queue.delete_expired_file
         count = delete(
             reserved_ms,
-            int(getattr(self.config, "deleteCommitLogFilesInterval", 100)),
-            int(getattr(self.config, "destroyMapedFileIntervalForcibly", 120000)),
+            self.config.deleteCommitLogFilesInterval,
+            self.config.destroyMapedFileIntervalForcibly,
             clean_at_once,
         )
         if count == 0 and spacefull:
@@ -260,14 +261,14 @@ class CleanCommitLogService:
 
     def redelete_hanged_file(self, now_ms: int) -> bool:
         """Every ``redeleteHangedFileInterval`` ms retry destroying a first file whose deletion hung."""
-        interval = int(getattr(self.config, "redeleteHangedFileInterval", 120000))
+        interval = self.config.redeleteHangedFileInterval
         if now_ms - self.last_redelete_timestamp <= interval:
             return False
         self.last_redelete_timestamp = now_ms
         retry = getattr(self.file_queue, "retry_delete_first_file", None)
         if retry is None:
             return False
-        return bool(retry(int(getattr(self.config, "destroyMapedFileIntervalForcibly", 120000))))
+        return bool(retry(self.config.destroyMapedFileIntervalForcibly))
 
 
 async def clean_files_periodically(

@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Protocol
+
+from store.config import MessageStoreConfig
 
 __all__ = ["CleanConsumeQueueService"]
 
@@ -40,7 +42,7 @@ class CleanConsumeQueueService:
 
     def __init__(
         self,
-        config: Any,
+        config: MessageStoreConfig,
         commit_log_min_offset: Callable[[], int],
         consume_queues: Callable[[], Iterable[ExpiringConsumeQueue]],
         index_service: ExpiringIndex | None = None,
@@ -76,7 +78,7 @@ class CleanConsumeQueueService:
         min_offset = self._min_offset_if_advanced()
         if min_offset is None:
             return 0
-        pause = int(getattr(self.config, "deleteConsumeQueueFilesInterval", 100)) / 1000.0
+        pause = self.config.deleteConsumeQueueFilesInterval / 1000.0
         deleted = 0
         for cq in list(self._consume_queues()):
             n = self._delete_cq(cq, min_offset)

@@ -48,6 +48,7 @@ from common.record_codec import (
 from common.util import java_string_hash, now_ms
 from store.config import FlushDiskType, MessageStoreConfig
 from store.dispatch import DispatchRequest
+from store.flush_service import flush_until as _flush_until
 from store.message_store import (
     AppendMessageResult,
     AppendMessageStatus,
@@ -222,9 +223,7 @@ class CommitLog:
 
     def flush_until(self, target: int) -> int:
         """Blocking: flush until the flushed offset reaches ``target``; return the flushed offset."""
-        from store.flush_service import flush_until
-
-        return flush_until(self, target)
+        return _flush_until(self, target)
 
     def roll_next_file(self, offset: int) -> int:
         return offset + self.file_size - offset % self.file_size

@@ -48,6 +48,7 @@ from store.flush_service import (
     GroupCommitService,
 )
 from store.get_message_service import GetMessageService
+from store.index_service import IndexService
 from store.message_store import (
     GetMessageResult,
     MessageFilter,
@@ -59,11 +60,6 @@ from store.reput_message_service import ArrivingListener, ReputMessageService
 from store.running_flags import RunningFlags
 from store.store_checkpoint import StoreCheckpoint
 from store.store_stats_service import PUT_TIME_BUCKETS, StoreStatsService
-
-try:  # written by the index engineer; the store works without it
-    from store.index_service import IndexService
-except ImportError:  # pragma: no cover - until store/index_service.py lands
-    IndexService = None  # type: ignore[assignment,misc]
 
 __all__ = ["DefaultMessageStore", "TRANS_OP_HALF_TOPIC", "PUT_TIME_BUCKETS"]  # PUT_TIME_BUCKETS: store_stats_service
 
@@ -92,6 +88,7 @@ class DefaultMessageStore:
         self.tags_code = TagsCodeCalculator(config.delay_levels_ms())
         # a DLedger-backed log can be plugged in here; it must offer CommitLog's interface methods
         if commit_log_factory is None and config.enableDLegerCommitLog:
+            # DLedger mode only (start-up time of the others)
             from store.dledger_commit_log import DLedgerCommitLog as commit_log_factory  # noqa: N813
         # a full disk: every file reserves its blocks, the guard refuses what cannot fit (DISK_FULL)
         self.running_flags = RunningFlags()
@@ -202,21 +199,20 @@ class DefaultMessageStore:
         except OSError as e:  # e.g. DiskFullError: no room for its 4 KiB
             log.error("store load failed: cannot open the checkpoint: %s", e)
             return False
-        if IndexService is not None:
-            self._index_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="index-flush")
-            self.index_service = IndexService(self.config, self.config.index_dir, self.checkpoint,
-                                              run_in_background=self._index_executor.submit,
-                                              guard=self.disk_guard.queue_gate)
-            self.clean_consume_queue_service.index_service = self.index_service
-            if not self.index_service.load(self.last_exit_ok):
-                log.error("index load failed")
-                return False
-            # a reput service with its own loop may not call end_batch: then sync the header per record
-            batched = type(self.reput).do_reput is ReputMessageService.do_reput
-            self.dispatchers.append(
-                CommitLogDispatcherBuildIndex(self.index_service, lambda: self.config.messageIndexEnable,
-                                              sync_each=not batched)
-            )
+        self._index_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="index-flush")
+        self.index_service = IndexService(self.config, self.config.index_dir, self.checkpoint,
+                                          run_in_background=self._index_executor.submit,
+                                          guard=self.disk_guard.queue_gate)
+        self.clean_consume_queue_service.index_service = self.index_service
+        if not self.index_service.load(self.last_exit_ok):
+            log.error("index load failed")
+            return False
+        # a reput service with its own loop may not call end_batch: then sync the header per record
+        batched = type(self.reput).do_reput is ReputMessageService.do_reput
+        self.dispatchers.append(
+            CommitLogDispatcherBuildIndex(self.index_service, lambda: self.config.messageIndexEnable,
+                                          sync_each=not batched)
+        )
         self._recover(self.last_exit_ok)
         with open(abort, "wb"):
             pass

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from common.mapped_file import CreateGuard, DiskFullError
 from common.speedups import IS_COMPILED as _COMPILED
 from common.util import now_ms
+from store.config import MessageStoreConfig
 from store.index_file import IndexFile, IndexFileError, PrefixedKeyHasher, index_file_name
 
 __all__ = ["IndexService", "QueryOffsetResult", "IndexCheckpoint", "build_key"]
@@ -74,7 +75,7 @@ class IndexService:
 
     def __init__(
         self,
-        config: Any,
+        config: MessageStoreConfig,
         store_path: str,
         checkpoint: IndexCheckpoint | None = None,
         *,
@@ -162,7 +163,7 @@ class IndexService:
 
     def dispatch(self, request: Any) -> None:
         """CommitLogDispatcher entry point: index ``request`` when ``messageIndexEnable``."""
-        if getattr(self.config, "messageIndexEnable", True):
+        if self.config.messageIndexEnable:
             self.build_index(request)
 
     def build_index(self, req: Any) -> None:
@@ -374,7 +375,7 @@ class IndexService:
         are hash matches: callers must check each record's topic and keys.
         The result unpacks as ``(phy_offsets, last_update_timestamp, last_update_phyoffset)``.
         """
-        max_num = min(max_num, int(getattr(self.config, "maxMsgsNumBatch", 64)))
+        max_num = min(max_num, self.config.maxMsgsNumBatch)
         result = QueryOffsetResult()
         idx_key = build_key(topic, key)
         with self._lock:

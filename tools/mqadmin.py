@@ -25,6 +25,7 @@ from client.producer import Producer
 from common.message import MessageConst, MessageExt
 from common.perm import PermName
 from common.topic_validator import check_topic, validate_group
+from common.util import time_millis_to_human_string2
 from remoting import RemotingError, new_event_loop
 from remoting.body.subscription_group import SubscriptionGroupConfig
 from remoting.body.topic_config import TopicConfig
@@ -71,10 +72,7 @@ def _bool(v: str) -> bool:
 
 def fmt_time(ms: int) -> str:
     """Java UtilAll.timeMillisToHumanString2: ``yyyy-MM-dd HH:mm:ss,SSS``."""
-    if ms <= 0:
-        return "-"
-    dt = datetime.datetime.fromtimestamp(ms / 1000)
-    return dt.strftime("%Y-%m-%d %H:%M:%S,") + f"{ms % 1000:03d}"
+    return time_millis_to_human_string2(ms) if ms > 0 else "-"
 
 
 def _topic(v: str) -> str:

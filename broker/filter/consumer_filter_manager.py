@@ -28,8 +28,9 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from broker.config import BrokerConfig
 from broker.filter.bloom_filter import BloomFilter
 
 if TYPE_CHECKING:  # imported where used: not needed to start a broker
@@ -70,15 +71,15 @@ class ConsumerFilterManager:
         self._by_topic: dict[str, dict[str, ConsumerFilterData]] = {}
 
     @classmethod
-    def from_broker_config(cls, config_file_path: str | None, broker_config: Any, **kw) -> ConsumerFilterManager:
+    def from_broker_config(cls, config_file_path: str | None, broker_config: BrokerConfig, **kw) -> ConsumerFilterManager:
         """Size the bloom filter from BrokerConfig (maxErrorRateOfBloomFilter, expectConsumerNumUseFilter)."""
         return cls(
             config_file_path,
             bloom_filter=BloomFilter(
-                getattr(broker_config, "maxErrorRateOfBloomFilter", 20),
-                getattr(broker_config, "expectConsumerNumUseFilter", 32),
+                broker_config.maxErrorRateOfBloomFilter,
+                broker_config.expectConsumerNumUseFilter,
             ),
-            filter_data_clean_time_span=getattr(broker_config, "filterDataCleanTimeSpan", MS_24_HOUR),
+            filter_data_clean_time_span=broker_config.filterDataCleanTimeSpan,
             **kw,
         )
 
@@ -141,6 +142,7 @@ class ConsumerFilterManager:
             return True
 
     def _build(self, topic, group, expression, expression_type, client_version) -> ConsumerFilterData | None:
+        # imported on first use: the SQL92 compiler (lark) stays off start-up (start-up time)
         from broker.filter.consumer_filter_data import build_consumer_filter_data
         from broker.filter.selector_parser import FilterParseError
 
@@ -220,6 +222,7 @@ class ConsumerFilterManager:
 
     def decode(self, text: str) -> None:
         """Load persisted content; raises ValueError when it is not valid JSON of the right shape."""
+        # imported on first use: the SQL92 compiler (lark) stays off start-up (start-up time)
         from broker.filter.consumer_filter_data import ConsumerFilterData
         from broker.filter.expression import compile_expression
         from broker.filter.selector_parser import FilterParseError

@@ -108,6 +108,7 @@ class _Compiler:
     # -- helpers ------------------------------------------------------------
 
     def text_of(self, t: Tree | Token) -> str:
+        # imported on first use: the SQL92 compiler (lark) stays off start-up (start-up time)
         from lark import Token
 
         if isinstance(t, Token):
@@ -118,6 +119,7 @@ class _Compiler:
         return self.source[meta.start_pos : meta.end_pos]
 
     def error(self, t: Tree | Token, msg: str) -> FilterParseError:
+        # imported on first use: the SQL92 compiler (lark) stays off start-up (start-up time)
         from lark import Token
 
         line = getattr(t, "line", None) if isinstance(t, Token) else getattr(t.meta, "line", None)
@@ -154,6 +156,7 @@ class _Compiler:
     # -- dispatch -------------------------------------------------------------
 
     def compile(self, t: Tree | Token) -> _Node:
+        # imported on first use: the SQL92 compiler (lark) stays off start-up (start-up time)
         from lark import Token
 
         if isinstance(t, Token):  # pragma: no cover - the grammar wraps every token in a rule
@@ -240,6 +243,7 @@ class _Compiler:
 
     def _chain(self, t: Tree, op: str) -> list[_Node]:
         """Operands of a left-nested AND/OR chain, in source order, without recursing down it."""
+        # imported on first use: the SQL92 compiler (lark) stays off start-up (start-up time)
         from lark import Tree
 
         rights: list[Tree] = []

@@ -137,6 +137,7 @@ def _get_parser() -> Lark:
     if _parser is None:
         with _parser_lock:
             if _parser is None:
+                # imported on first use: the SQL92 compiler (lark) stays off start-up (start-up time)
                 from lark import Lark
 
                 p = Lark(GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=False)

@@ -13,6 +13,7 @@ import logging
 import os
 import shutil
 import time
+import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -27,8 +28,12 @@ from common.config import (
     to_properties,
 )
 from common.util import now_ms, write_file_atomic
+from remoting import fastjson
+from remoting.body.kv import KVTable
+from remoting.body.topic_config import DataVersion
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.header.broker import ViewBrokerStatsDataRequestHeader
 
 __all__ = ["BrokerConfigProcessor", "BROKER_VERSION", "BROKER_VERSION_DESC"]
 
@@ -54,8 +59,6 @@ class BrokerConfigProcessor:
         boot_timestamp: int | None = None,
         queue_stats: Callable[[], dict[str, str]] | None = None,
     ):
-        from remoting.body.topic_config import DataVersion
-
         self.configs = configs
         self.store = store
         self.stats = stats
@@ -74,8 +77,6 @@ class BrokerConfigProcessor:
         return resp
 
     def _owner(self, key: str) -> tuple[Any, dataclasses.Field, Any] | None:
-        import typing
-
         for c in self.configs:
             for f in dataclasses.fields(c):
                 if f.name == key:
@@ -141,8 +142,6 @@ class BrokerConfigProcessor:
 
     def view_broker_stats_data(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
         """VIEW_BROKER_STATS_DATA (315): minute/hour/day stats of one item."""
-        from remoting import fastjson
-        from remoting.header.broker import ViewBrokerStatsDataRequestHeader
 
         h = req.decode_header(ViewBrokerStatsDataRequestHeader)
         item = self.stats.get_item(h.statsName, h.statsKey)
@@ -156,8 +155,6 @@ class BrokerConfigProcessor:
         return req.response_to(ResponseCode.SUCCESS, body=fastjson.dumps(body))
 
     def get_runtime_info(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        from remoting.body.kv import KVTable
-
         return req.response_to(ResponseCode.SUCCESS, body=KVTable(table=self.runtime_info()).to_json())
 
     def runtime_info(self) -> dict[str, str]:

@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any
 from broker.client_channel_info import ClientChannelInfo
 from broker.config import BrokerConfig
 from broker.consumer_manager import ConsumerManager
+from remoting import fastjson
+from remoting.body import BodyError
+from remoting.header.broker import UnregisterClientRequestHeader
 
 if TYPE_CHECKING:  # imported where used: not needed to start a broker
     from broker.filter import ConsumerFilterManager
@@ -52,7 +55,7 @@ class ClientManageProcessor:
         self.filters = consumer_filter_manager
 
     def heart_beat(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        from remoting.body import BodyError
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.heartbeat import HeartbeatData
 
         try:
@@ -99,8 +102,6 @@ class ClientManageProcessor:
         return req.response_to(ResponseCode.SUCCESS)
 
     def unregister_client(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        from remoting.header.broker import UnregisterClientRequestHeader
-
         h = req.decode_header(UnregisterClientRequestHeader)
         if h.producerGroup:
             self.producers.unregister_producer(h.producerGroup, conn)
@@ -113,10 +114,9 @@ class ClientManageProcessor:
         return req.response_to(ResponseCode.SUCCESS)
 
     def check_client_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        # imported on first use: the SQL92 compiler (lark) stays off start-up (start-up time)
         from broker.filter.expression_message_filter import build_message_filter
         from broker.filter.selector_parser import FilterParseError
-        from remoting import fastjson
-        from remoting.body import BodyError
         from remoting.body.heartbeat import SubscriptionData
 
         try:

@@ -14,6 +14,7 @@ from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import TOPIC_GROUP_SEPARATOR, ConsumerOffsetManager
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.header.admin_extra import QueryConsumeQueueRequestHeader, QueryCorrectionOffsetHeader
 from store.consume_queue import CQ_STORE_UNIT_SIZE
 
 __all__ = ["ConsumeQueueAdminProcessor", "fastjson_pretty", "LONG_MAX", "MAX_EXT_ADDR"]
@@ -57,8 +58,8 @@ class ConsumeQueueAdminProcessor:
         queue answers SUCCESS without a body and the remark "Index <i> of <queueId>@<topic> is not
         exist!", as RocketMQ does.
         """
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.admin_extra import ConsumeQueueData, QueryConsumeQueueResponseBody
-        from remoting.header.admin_extra import QueryConsumeQueueRequestHeader
 
         h = req.decode_header(QueryConsumeQueueRequestHeader)
         # a plain table lookup: a name from the wire never reaches the file system here
@@ -106,8 +107,8 @@ class ConsumeQueueAdminProcessor:
         """Per queue of ``topic``: the smallest committed offset of every group except ``filterGroups``
         (offsets below the queue's min offset are ignored); a queue where ``compareGroup`` is behind
         that minimum gets Long.MAX_VALUE (nothing to correct)."""
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.admin_extra import QueryCorrectionOffsetBody
-        from remoting.header.admin_extra import QueryCorrectionOffsetHeader
 
         h = req.decode_header(QueryCorrectionOffsetHeader)
         table = self.query_min_offset_in_all_group(h.topic, h.filterGroups)

@@ -9,6 +9,11 @@ from broker.consumer_offset_manager import ConsumerOffsetManager
 from common import topic_validator
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.header.broker import (
+    GetConsumerListByGroupRequestHeader,
+    QueryConsumerOffsetRequestHeader,
+    UpdateConsumerOffsetRequestHeader,
+)
 
 __all__ = ["ConsumerManageProcessor"]
 
@@ -30,8 +35,8 @@ class ConsumerManageProcessor:
         self.is_slave = is_slave
 
     def get_consumer_list_by_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.consumer import GetConsumerListByGroupResponseBody
-        from remoting.header.broker import GetConsumerListByGroupRequestHeader
 
         h = req.decode_header(GetConsumerListByGroupRequestHeader)
         g = self.consumers.get_consumer_group_info(h.consumerGroup)
@@ -43,8 +48,6 @@ class ConsumerManageProcessor:
         return req.response_to(ResponseCode.SYSTEM_ERROR, f"no consumer for this group, {h.consumerGroup}")
 
     def update_consumer_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        from remoting.header.broker import UpdateConsumerOffsetRequestHeader
-
         h = req.decode_header(UpdateConsumerOffsetRequestHeader)
         err = topic_validator.validate_topic(h.topic) or topic_validator.validate_group(h.consumerGroup)
         if err is not None:
@@ -55,8 +58,6 @@ class ConsumerManageProcessor:
         return req.response_to(ResponseCode.SUCCESS)
 
     def query_consumer_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        from remoting.header.broker import QueryConsumerOffsetRequestHeader
-
         h = req.decode_header(QueryConsumerOffsetRequestHeader)
         offset = self.offsets.query_offset(h.consumerGroup, h.topic, h.queueId)
         if offset >= 0:

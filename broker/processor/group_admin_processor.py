@@ -18,6 +18,16 @@ from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
 from common import topic_validator
 from remoting import fastjson
+from remoting.body import BodyError
+from remoting.body.subscription_group import SubscriptionGroupConfig
+from remoting.header.broker import (
+    CloneGroupOffsetRequestHeader,
+    DeleteSubscriptionGroupRequestHeader,
+    GetConsumerConnectionListRequestHeader,
+    GetConsumeStatsRequestHeader,
+    GetProducerConnectionListRequestHeader,
+    ResetOffsetRequestHeader,
+)
 
 if TYPE_CHECKING:  # imported where used: not needed to start a broker
     from remoting.body.consumer import ConsumeStats, MessageQueue
@@ -64,9 +74,6 @@ class GroupAdminProcessor:
     # -- subscription groups -----------------------------------------------------
 
     def update_and_create_subscription_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        from remoting.body import BodyError
-        from remoting.body.subscription_group import SubscriptionGroupConfig
-
         if self.is_slave:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
         try:
@@ -80,8 +87,6 @@ class GroupAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS)
 
     def delete_subscription_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        from remoting.header.broker import DeleteSubscriptionGroupRequestHeader
-
         if self.is_slave:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
         h = req.decode_header(DeleteSubscriptionGroupRequestHeader)
@@ -96,8 +101,8 @@ class GroupAdminProcessor:
     # -- progress -------------------------------------------------------------------
 
     def get_consume_stats(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.consumer import ConsumeStats, MessageQueue, OffsetWrapper
-        from remoting.header.broker import GetConsumeStatsRequestHeader
 
         h = req.decode_header(GetConsumeStatsRequestHeader)
         group = h.consumerGroup
@@ -124,6 +129,7 @@ class GroupAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS, body=stats.to_json())
 
     def _consume_stats(self, group: str, topic: str, queue_nums: int) -> ConsumeStats:
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.consumer import ConsumeStats, MessageQueue, OffsetWrapper
 
         stats = ConsumeStats()
@@ -140,7 +146,6 @@ class GroupAdminProcessor:
 
     def get_broker_consume_stats(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
         """Consume progress of every subscription group on this broker (mqadmin brokerConsumeStats)."""
-        from remoting import fastjson
 
         only_order = str((req.ext_fields or {}).get("isOrder", "false")).lower() == "true"
         groups_out = []
@@ -163,8 +168,8 @@ class GroupAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS, body=fastjson.dumps(body))
 
     def get_consumer_connection_list(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.consumer import Connection, ConsumerConnection
-        from remoting.header.broker import GetConsumerConnectionListRequestHeader
 
         h = req.decode_header(GetConsumerConnectionListRequestHeader)
         g = self.consumers.get_consumer_group_info(h.consumerGroup)
@@ -183,8 +188,8 @@ class GroupAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS, body=body.to_json())
 
     def get_producer_connection_list(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.consumer import Connection, ProducerConnection
-        from remoting.header.broker import GetProducerConnectionListRequestHeader
 
         h = req.decode_header(GetProducerConnectionListRequestHeader)
         infos = self.producers.get_connections(h.producerGroup)
@@ -202,8 +207,8 @@ class GroupAdminProcessor:
 
     def reset_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
         """INVOKE_BROKER_TO_RESET_OFFSET: compute the table and push it to every online consumer."""
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.consumer import MessageQueue, ResetOffsetBody, ResetOffsetBodyForC
-        from remoting.header.broker import ResetOffsetRequestHeader
 
         h = req.decode_header(ResetOffsetRequestHeader)
         tc = self.topics.select_topic_config(h.topic)
@@ -256,6 +261,7 @@ class GroupAdminProcessor:
         """INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223): ask each online consumer of the group (or only
         ``clientAddr``, a client id) with GET_CONSUMER_STATUS_FROM_CLIENT and gather the answers as
         GetConsumerStatusBody ``consumerTable`` (clientId -> {MessageQueue: offset})."""
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.header.client_extra import GetConsumerStatusRequestHeader
 
         h = req.decode_header(GetConsumerStatusRequestHeader)
@@ -303,8 +309,6 @@ class GroupAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS, body=content.encode("utf-8") if isinstance(content, str) else content)
 
     def clone_group_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        from remoting.header.broker import CloneGroupOffsetRequestHeader
-
         h = req.decode_header(CloneGroupOffsetRequestHeader)
         err = topic_validator.validate_group(h.destGroup)
         if err is not None:

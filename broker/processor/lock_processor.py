@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from broker.rebalance_lock_manager import RebalanceLockManager
+from remoting.body import BodyError
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 
@@ -21,7 +22,7 @@ class LockProcessor:
         self.locks = lock_manager
 
     def lock_batch_mq(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        from remoting.body import BodyError
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.consumer import LockBatchRequestBody, LockBatchResponseBody
 
         try:
@@ -32,7 +33,7 @@ class LockProcessor:
         return req.response_to(ResponseCode.SUCCESS, body=LockBatchResponseBody(lockOKMQSet=granted).to_json())
 
     def unlock_batch_mq(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        from remoting.body import BodyError
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.consumer import UnlockBatchRequestBody
 
         try:

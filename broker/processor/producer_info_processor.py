@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from broker.producer_manager import ProducerManager
+from remoting.header.admin_extra import GetAllProducerInfoRequestHeader
 
 if TYPE_CHECKING:  # imported where used: not needed to start a broker
     from remoting.body.admin_extra import ProducerInfo, ProducerTableInfo
@@ -16,6 +17,7 @@ __all__ = ["ProducerInfoProcessor", "build_producer_table"]
 
 def build_producer_table(producers: ProducerManager) -> ProducerTableInfo:
     """ProducerManager.getProducerTable: group -> instances (from the heartbeats' channel table)."""
+    # imported on first use: not loaded at broker start-up (start-up time)
     from remoting.body.admin_extra import ProducerInfo, ProducerTableInfo
 
     data: dict[str, list[ProducerInfo]] = {}
@@ -43,7 +45,5 @@ class ProducerInfoProcessor:
         self.producers = producer_manager
 
     def get_all_producer_info(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        from remoting.header.admin_extra import GetAllProducerInfoRequestHeader
-
         req.decode_header(GetAllProducerInfoRequestHeader)
         return req.response_to(ResponseCode.SUCCESS, body=build_producer_table(self.producers).to_json())

@@ -271,6 +271,7 @@ class PullMessageProcessor:
             self.offsets.commit_offset(conn.remote_addr, group, topic, qid, offset)
 
     def _generate_offset_moved_event(self, group: str, topic: str, qid: int, requested: int, new: int) -> None:
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.consumer import MessageQueue, OffsetMovedEvent
 
         try:

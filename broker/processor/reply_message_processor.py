@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from broker.processor.send_message_processor import SendMessageProcessor, parse_send_header
+from broker.processor.send_message_header import parse_send_header
+from broker.processor.send_message_processor import SendMessageProcessor
 from common.message import MessageConst, MessageExtBrokerInner, string_to_properties
 from common.util import now_ms, tags_code
 from remoting.codes import RequestCode, ResponseCode

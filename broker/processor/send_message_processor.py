@@ -1,29 +1,33 @@
 """SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320).
 
-Single sends of one socket read are appended together: each is checked and
-built at once, then queued, and at the end of the read (``Connection.defer``)
-one store call appends them all (``put_message_list``) and the responses go out
-with the read's other responses. When the put must wait (SYNC_FLUSH,
-SYNC_MASTER, DLedger) the whole read's sends wait in one task
-(``put_message_list_async``): one durability wait instead of a task, a future
-and a timer per message. A store without those calls gets one call per message
-(a coroutine per message when it must wait). The number of waiting puts is
-bounded (SYSTEM_BUSY ``[OVERLOAD]`` beyond ``sendThreadPoolQueueCapacity``) so
-a slow disk cannot queue work without limit.
+Single sends of one socket read are checked and built at once, then appended
+together at the end of the read (broker/processor/send_put_batcher.py: one
+``put_message_list`` call, or one task awaiting ``put_message_list_async`` when
+the put must wait for SYNC_FLUSH / SYNC_MASTER). A store without those calls
+gets one call per message (a coroutine per message when it must wait). The
+number of waiting puts is bounded (SYSTEM_BUSY ``[OVERLOAD]`` beyond
+``sendThreadPoolQueueCapacity``) so a slow disk cannot queue work without limit.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import random
-import re
-import time
 from collections.abc import Awaitable
 from typing import Any
 
 from broker.broker_stats_manager import BrokerStatsManager
 from broker.config import BrokerConfig
+from broker.processor.send_message_header import SendHeader, parse_send_header, parse_v2_fast
+from broker.processor.send_message_remarks import (
+    FAQ_SUGGEST,
+    ILLEGAL_REMARK,
+    disk_util,
+    java_parse_int,
+    java_topic_config_string,
+    put_status_to_response,
+)
+from broker.processor.send_put_batcher import SendPutBatcher
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
 from broker.transaction.transactional_message_util import java_properties_string
@@ -35,32 +39,20 @@ from common.message import (
     MessageSysFlag,
     string_to_properties,
 )
-from common.perm import PERM_READ, PERM_WRITE, is_writeable, perm2string
+from common.perm import PERM_READ, PERM_WRITE, is_writeable
 from common.rate_limited_log import RateLimitedLog
-from common.util import now_ms, tags_code
+from common.util import now_ms, tags_code, time_millis_to_human_string2
 from remoting.codes import (
     CURRENT_VERSION,
-    RPC_ONEWAY,
     RPC_TYPE_RESPONSE,
     LanguageCode,
     RequestCode,
     ResponseCode,
 )
 from remoting.command import RemotingCommand
-from remoting.header import HeaderError
 from store.message_store import PutMessageStatus
 
-__all__ = [
-    "SendMessageProcessor",
-    "SendHeader",
-    "parse_send_header",
-    "put_status_to_response",
-    "disk_util",
-    "time_millis_to_human_string2",
-    "java_topic_config_string",
-    "java_parse_int",
-    "FAQ_SUGGEST",
-]
+__all__ = ["SendMessageProcessor"]
 
 log = logging.getLogger(__name__)
 
@@ -72,234 +64,11 @@ _new_command = RemotingCommand.__new__
 _JAVA = LanguageCode.JAVA
 
 
-
-
-_V1_KEYS = (
-    "producerGroup",
-    "topic",
-    "defaultTopic",
-    "defaultTopicQueueNums",
-    "queueId",
-    "sysFlag",
-    "bornTimestamp",
-    "flag",
-    "properties",
-    "reconsumeTimes",
-    "unitMode",
-    "maxReconsumeTimes",
-    "batch",
-)
-
-
-class SendHeader:
-    """The send request header in V1 terms (parsed straight from extFields for speed)."""
-
-    __slots__ = _V1_KEYS
-
-
-_V2_KEYS = ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m")
-
-
-_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
-_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
-
-
-def _int(name: str, v: Any, long: bool = False) -> int:
-    if type(v) is not int:
-        try:
-            v = int(v)
-        except (TypeError, ValueError):
-            raise HeaderError(f"header field {name} is not a number: {v!r}") from None
-    # Integer.parseInt / Long.parseLong refuse what does not fit (and the store could not write it)
-    if not ((_LONG_MIN <= v <= _LONG_MAX) if long else (_INT_MIN <= v <= _INT_MAX)):
-        raise HeaderError(f"header field {name} is out of range: {v!r}")
-    return v
-
-
-def _parse_v2_fast(ext: dict) -> SendHeader | None:
-    """SEND_MESSAGE_V2 header when every required field is there and numeric (the usual case), else None.
-
-    One key lookup and at most one ``int`` per field; anything unusual falls back to
-    :func:`parse_send_header`, which produces the exact error.
-    """
-    try:
-        h = _new_header(SendHeader)
-        h.producerGroup = ext["a"]
-        h.topic = ext["b"]
-        h.defaultTopic = ext["c"]
-        h.defaultTopicQueueNums = int(ext["d"])
-        h.queueId = int(ext["e"])
-        h.sysFlag = int(ext["f"])
-        h.bornTimestamp = int(ext["g"])
-        h.flag = int(ext["h"])
-    except (KeyError, ValueError, TypeError):
-        return None
-    if not (_INT_MIN <= h.queueId <= _INT_MAX and _LONG_MIN <= h.bornTimestamp <= _LONG_MAX
-            and _INT_MIN <= h.flag <= _INT_MAX and _INT_MIN <= h.sysFlag <= _INT_MAX
-            and _INT_MIN <= h.defaultTopicQueueNums <= _INT_MAX):
-        return None  # the general parse names the field
-    g = ext.get
-    h.properties = g("i")
-    v = g("j")
-    h.reconsumeTimes = None if v is None else _int("j", v)
-    v = g("k")
-    h.unitMode = v is not None and (v == "true" or str(v).lower() == "true")
-    v = g("l")
-    h.maxReconsumeTimes = None if v is None else _int("l", v)
-    v = g("m")
-    h.batch = v is not None and (v == "true" or str(v).lower() == "true")
-    if type(h.topic) is not str or type(h.producerGroup) is not str or type(h.defaultTopic) is not str:
-        return None
-    return h
-
-
-_new_header = SendHeader.__new__
-
-
-def parse_send_header(ext: dict | None, v2: bool) -> SendHeader:
-    """Decode a V1 or V2 send header; HeaderError names a missing/bad required field."""
-    if v2 and ext:
-        h = _parse_v2_fast(ext)
-        if h is not None:
-            return h
-    if not ext:
-        raise HeaderError(f"the custom field <{'a' if v2 else 'producerGroup'}> is null")
-    keys = _V2_KEYS if v2 else _V1_KEYS
-    g = ext.get
-    h = SendHeader()
-    vals = [g(k) for k in keys]
-    for i in range(8):
-        if vals[i] is None:
-            raise HeaderError(f"the custom field <{keys[i]}> is null")
-    h.producerGroup = str(vals[0])
-    h.topic = str(vals[1])
-    h.defaultTopic = str(vals[2])
-    h.defaultTopicQueueNums = _int(keys[3], vals[3])
-    h.queueId = _int(keys[4], vals[4])
-    h.sysFlag = _int(keys[5], vals[5])
-    h.bornTimestamp = _int(keys[6], vals[6], long=True)
-    h.flag = _int(keys[7], vals[7])
-    h.properties = vals[8]
-    h.reconsumeTimes = None if vals[9] is None else _int(keys[9], vals[9])
-    h.unitMode = vals[10] is not None and str(vals[10]).lower() == "true"
-    h.maxReconsumeTimes = None if vals[11] is None else _int(keys[11], vals[11])
-    h.batch = vals[12] is not None and str(vals[12]).lower() == "true"
-    return h
-
-
-# Remarks word for word as RocketMQ 4.9.7's SendMessageProcessor.handlePutMessageResult;
-# {max} is MessageStoreConfig.maxMessageSize, {disk} the diskUtil() bracket.
-_ILLEGAL_REMARK = (
-    "the message is illegal, maybe msg body or properties length not matched. msg body length limit {max}B, "
-    "msg properties length limit 32KB."
-)
-_STATUS_REMARKS = {
-    "CREATE_MAPEDFILE_FAILED": (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken."),
-    "MESSAGE_ILLEGAL": (ResponseCode.MESSAGE_ILLEGAL, _ILLEGAL_REMARK),
-    "PROPERTIES_SIZE_EXCEEDED": (ResponseCode.MESSAGE_ILLEGAL, _ILLEGAL_REMARK),
-    "SERVICE_NOT_AVAILABLE": (
-        ResponseCode.SERVICE_NOT_AVAILABLE,
-        "service not available now. It may be caused by one of the following reasons: the broker's disk is full "
-        "[{disk}], messages are put to the slave, message store has been shut down, etc.",
-    ),
-    "OS_PAGECACHE_BUSY": (ResponseCode.SYSTEM_ERROR, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"),
-    "LMQ_CONSUME_QUEUE_NUM_EXCEEDED": (
-        ResponseCode.SYSTEM_ERROR,
-        "[LMQ_CONSUME_QUEUE_NUM_EXCEEDED]broker config enableLmq and enableMultiDispatch, lmq consumeQueue num "
-        "exceed maxLmqConsumeQueueNum config num, default limit 2w.",
-    ),
-    "UNKNOWN_ERROR": (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
-}
-# Java's switch default (a status it has no case for)
-_DEFAULT_STATUS_REMARK = (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR DEFAULT")
-_STORED_CODES = {
-    "PUT_OK": ResponseCode.SUCCESS,
-    "FLUSH_DISK_TIMEOUT": ResponseCode.FLUSH_DISK_TIMEOUT,
-    "FLUSH_SLAVE_TIMEOUT": ResponseCode.FLUSH_SLAVE_TIMEOUT,
-    "SLAVE_NOT_AVAILABLE": ResponseCode.SLAVE_NOT_AVAILABLE,
-}
-
-
 # a full disk refuses every send: one line per topic and status every 10 s, not one per send
 _REFUSALS = RateLimitedLog(log, logging.INFO)
 _SUCCESS = int(ResponseCode.SUCCESS)
-_SYSTEM_ERROR = int(ResponseCode.SYSTEM_ERROR)
 _PUT_OK = PutMessageStatus.PUT_OK
 _SEND_V2 = int(RequestCode.SEND_MESSAGE_V2)
-
-
-def put_status_to_response(status_name: str, max_message_size: int, disk: str = "") -> tuple[int, str | None, bool]:
-    """(response code, remark, stored?) for a PutMessageStatus name (spec broker-behaviour §5).
-
-    ``disk`` fills SERVICE_NOT_AVAILABLE's bracket (see :func:`disk_util`)."""
-    code = _STORED_CODES.get(status_name)
-    if code is not None:
-        return int(code), None, True
-    code, remark = _STATUS_REMARKS.get(status_name, _DEFAULT_STATUS_REMARK)
-    return int(code), remark.format(max=max_message_size, disk=disk), False
-
-
-def _disk_used_ratio(path: str) -> float:
-    """UtilAll.getDiskPartitionSpaceUsedPercent: used / (used + usable), rounded up to 1/100; -1 unreadable."""
-    if not path or not os.path.exists(path):
-        return -1.0
-    try:
-        st = os.statvfs(path)
-    except OSError:
-        return -1.0
-    if st.f_blocks <= 0:
-        return -1.0
-    used = (st.f_blocks - st.f_bfree) * st.f_frsize
-    entire = used + st.f_bavail * st.f_frsize
-    if entire <= 0:
-        return -1.0
-    pct = used * 100 // entire + (1 if used * 100 % entire else 0)
-    return pct / 100.0
-
-
-def disk_util(store_config: Any) -> str:
-    """``CL: %5.2f CQ: %5.2f INDEX: %5.2f`` as 4.9.7's SendMessageProcessor.diskUtil() (used ratios 0..1)."""
-    root = getattr(store_config, "storePathRootDir", "") or ""
-    cl_paths = getattr(store_config, "storePathCommitLog", "") or os.path.join(root, "commitlog")
-    cl = 100.0
-    for path in cl_paths.strip().split(";"):  # MessageStoreConfig.MULTI_PATH_SPLITTER
-        cl = min(cl, _disk_used_ratio(path))
-    cq = _disk_used_ratio(os.path.join(root, "consumequeue"))
-    index = _disk_used_ratio(os.path.join(root, "index"))
-    return f"CL: {cl:5.2f} CQ: {cq:5.2f} INDEX: {index:5.2f}"
-
-
-def time_millis_to_human_string2(t: int) -> str:
-    """UtilAll.timeMillisToHumanString2: ``yyyy-MM-dd HH:mm:ss,SSS`` in local time."""
-    tm = time.localtime(t // 1000)
-    return (
-        f"{tm.tm_year:04d}-{tm.tm_mon:02d}-{tm.tm_mday:02d} "
-        f"{tm.tm_hour:02d}:{tm.tm_min:02d}:{tm.tm_sec:02d},{t % 1000:03d}"
-    )
-
-
-def java_topic_config_string(tc: Any) -> str:
-    """TopicConfig.toString() of RocketMQ 4.9.7 (what the bad-queueId remark prints)."""
-    tft = getattr(tc.topicFilterType, "value", tc.topicFilterType)
-    return (
-        f"TopicConfig [topicName={tc.topicName}, readQueueNums={tc.readQueueNums}, "
-        f"writeQueueNums={tc.writeQueueNums}, perm={perm2string(tc.perm)}, topicFilterType={tft}, "
-        f"topicSysFlag={tc.topicSysFlag}, order={'true' if tc.order else 'false'}]"
-    )
-
-
-# FAQUrl.suggestTodo(any 4.9.7 FAQ url): they all point at the same page
-FAQ_SUGGEST = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
-
-_JAVA_INT = re.compile(r"[+-]?[0-9]+")
-
-
-def java_parse_int(raw: str) -> int | None:
-    """Integer.parseInt for ASCII input: None where Java throws NumberFormatException."""
-    if _JAVA_INT.fullmatch(raw) is None:
-        return None
-    v = int(raw)
-    return v if -(1 << 31) <= v < (1 << 31) else None
 
 
 class SendMessageProcessor:
@@ -346,16 +115,33 @@ class SendMessageProcessor:
         # (batch_puts off: DLedger, where each message of a list waits for its own quorum round)
         self._put_list = getattr(store, "put_message_list", None) if batch_puts else None
         self._put_list_async = getattr(store, "put_message_list_async", None) if batch_puts else None
-        self._pending: list[tuple[Any, RemotingCommand, MessageExtBrokerInner, str, int, int]] = []
+        self._batcher = batcher = SendPutBatcher(self._put_list, self._put_list_async, self._response,
+                                                 self._puts_settled)
+        # bound once: the per-message path makes no lookup through the batcher
+        self._queue = batcher.queue
+        self._append_pending = batcher.append_pending
+        self._append_pending_async = batcher.append_pending_async
         self.put_metrics: Any = None  # broker.metrics PutMetrics when the Prometheus endpoint is on
-        self.rpc_latency: Any = None  # remoting.rpc_latency RpcLatencyHook, idem (answers sent late)
+
+    @property
+    def rpc_latency(self) -> Any:
+        """remoting.rpc_latency RpcLatencyHook when metrics are on: the batched answers are sent late and
+        timed by the batcher, once per read."""
+        return self._batcher.rpc_latency
+
+    @rpc_latency.setter
+    def rpc_latency(self, hook: Any) -> None:
+        self._batcher.rpc_latency = hook
+
+    def _puts_settled(self, n: int) -> None:
+        self.waiting_puts -= n
 
     # -- entry point -----------------------------------------------------------
 
     def process_request(self, req: RemotingCommand, conn: Any) -> RemotingCommand | Awaitable[RemotingCommand]:
         code = req.code
         ext = req.ext_fields
-        h = _parse_v2_fast(ext) if code == _SEND_V2 and ext else None
+        h = parse_v2_fast(ext) if code == _SEND_V2 and ext else None
         if h is None:
             h = parse_send_header(ext, code != RequestCode.SEND_MESSAGE)
         if h.batch:
@@ -459,7 +245,7 @@ class SendMessageProcessor:
             return self._error(
                 req,
                 ResponseCode.MESSAGE_ILLEGAL,
-                _ILLEGAL_REMARK.format(max=self.max_message_size),  # what 4.9.7's store answers
+                ILLEGAL_REMARK.format(max=self.max_message_size),  # what 4.9.7's store answers
             )
         topic = h.topic
         qid = h.queueId
@@ -523,80 +309,6 @@ class SendMessageProcessor:
             return None
         result = self.store.put_message(msg)
         return self._response(req, result, topic, answer_qid, len(body), msg)
-
-    # -- one append per read -------------------------------------------------------------
-
-    def _queue(self, conn: Any, req: RemotingCommand, msg: MessageExtBrokerInner, topic: str, size: int,
-               qid: int, flush: Any) -> None:
-        pending = self._pending
-        if not pending:
-            conn.defer(flush)  # one flush for whatever is queued until it runs
-        pending.append((conn, req, msg, topic, size, qid))
-
-    def _answer(self, pending: list, results: Any, error: BaseException | None, received_at: float) -> None:
-        """Answer the sends of one read; ``received_at``: that read's ``Connection.received_at``."""
-        if error is None and (results is None or len(results) != len(pending)):
-            error = RuntimeError(f"store returned {0 if results is None else len(results)} results "
-                                 f"for {len(pending)} messages")
-        lat = self.rpc_latency
-        if error is not None:
-            log.warning("put of %d messages failed: %r", len(pending), error)
-            text = str(error) or type(error).__name__
-            for conn, req, _msg, _topic, _size, _qid in pending:
-                if not req.flag & RPC_ONEWAY:
-                    conn.send_response(self._error(req, ResponseCode.SYSTEM_ERROR, text))
-                    if lat is not None:
-                        lat.observe(req.code, _SYSTEM_ERROR, received_at)
-            return
-        response = self._response
-        ok = 0  # SEND_MESSAGE_V2 answered SUCCESS: timed together below (one histogram update a read)
-        for (conn, req, msg, topic, size, qid), result in zip(pending, results, strict=True):
-            resp = response(req, result, topic, qid, size, msg)
-            if not req.flag & RPC_ONEWAY:
-                conn.send_response(resp)
-                if resp.code or req.code != _SEND_V2:
-                    if lat is not None:
-                        lat.observe(req.code, resp.code, received_at)
-                else:
-                    ok += 1
-        if ok and lat is not None:
-            lat.observe(_SEND_V2, _SUCCESS, received_at, ok)
-
-    def _append_pending(self) -> None:
-        """Append the queued sends with one store call and answer each (end of a read)."""
-        pending, self._pending = self._pending, []
-        if not pending:
-            return
-        received_at = pending[0][0].received_at  # the read they came in (all of them: one read's work)
-        try:
-            results = self._put_list([p[2] for p in pending])
-        except Exception as e:  # noqa: BLE001 - every queued sender gets SYSTEM_ERROR
-            self._answer(pending, None, e, received_at)
-        else:
-            self._answer(pending, results, None, received_at)
-
-    def _append_pending_async(self) -> None:
-        """Append the queued sends and wait for their durability in one task (end of a read)."""
-        pending, self._pending = self._pending, []
-        if pending:
-            conn = pending[0][0]
-            conn.spawn(self._put_pending(pending, conn.received_at))
-
-    async def _put_pending(self, pending: list, received_at: float) -> None:
-        try:
-            results = await self._put_list_async([p[2] for p in pending])
-        except Exception as e:  # noqa: BLE001 - every queued sender gets SYSTEM_ERROR
-            self._answer(pending, None, e, received_at)
-        else:
-            self._answer(pending, results, None, received_at)
-        finally:
-            self.waiting_puts -= len(pending)
-        # the answers leave now, not one loop iteration later (one connection per read, as a rule)
-        first = pending[0][0]
-        first.flush()
-        if pending[-1][0] is not first:
-            for conn in {p[0] for p in pending} - {first}:
-                conn.flush()
 
     def _rewrite_delayed(self, req: RemotingCommand, msg: MessageExtBrokerInner) -> RemotingCommand | None:
         """DELAY > 0: park the message in SCHEDULE_TOPIC_XXXX queue ``level - 1`` (what RocketMQ's CommitLog
@@ -707,7 +419,7 @@ class SendMessageProcessor:
             born_host=self._born_host(conn),
             store_host=self.store_host,
         )
-        if self._pending:  # single sends queued earlier in this read go first: requests keep their order
+        if self._batcher.pending:  # single sends queued earlier in this read go first: requests keep their order
             if self.must_wait:
                 self._append_pending_async()
             else:

@@ -15,8 +15,17 @@ from broker.consumer_offset_manager import ConsumerOffsetManager
 from broker.topic_config_manager import TopicConfigManager
 from common import topic_validator
 from common.util import now_ms
+from remoting import fastjson
+from remoting.body.topic_config import TopicConfig, TopicFilterType
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.header.broker import (
+    CreateTopicRequestHeader,
+    DeleteTopicRequestHeader,
+    GetTopicStatsInfoRequestHeader,
+    QueryConsumeTimeSpanRequestHeader,
+    QueryTopicConsumeByWhoRequestHeader,
+)
 
 __all__ = ["TopicAdminProcessor"]
 
@@ -46,9 +55,6 @@ class TopicAdminProcessor:
         self.register_now = register_now
 
     def update_and_create_topic(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        from remoting.body.topic_config import TopicConfig, TopicFilterType
-        from remoting.header.broker import CreateTopicRequestHeader
-
         if self.is_slave:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
         h = req.decode_header(CreateTopicRequestHeader)
@@ -81,8 +87,6 @@ class TopicAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS)
 
     def delete_topic(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        from remoting.header.broker import DeleteTopicRequestHeader
-
         if self.is_slave:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
         h = req.decode_header(DeleteTopicRequestHeader)
@@ -108,21 +112,23 @@ class TopicAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS, body=self.topics.build_serialize_wrapper().to_json())
 
     def get_topic_name_list(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.cluster import TopicList
 
         body = TopicList(topicList=list(self.topics.table)).to_json()
         return req.response_to(ResponseCode.SUCCESS, body=body)
 
     def get_system_topic_list(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.cluster import TopicList
 
         names = [t for t in self.topics.table if topic_validator.is_system_topic(t)]
         return req.response_to(ResponseCode.SUCCESS, body=TopicList(topicList=names).to_json())
 
     def get_topic_stats_info(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.admin import TopicOffset, TopicStatsTable
         from remoting.body.consumer import MessageQueue
-        from remoting.header.broker import GetTopicStatsInfoRequestHeader
 
         h = req.decode_header(GetTopicStatsInfoRequestHeader)
         tc = self.topics.select_topic_config(h.topic)
@@ -138,8 +144,8 @@ class TopicAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS, body=table.to_json())
 
     def query_topic_consume_by_who(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.admin import GroupList
-        from remoting.header.broker import QueryTopicConsumeByWhoRequestHeader
 
         h = req.decode_header(QueryTopicConsumeByWhoRequestHeader)
         groups = self.consumers.query_topic_consume_by_who(h.topic) | self.offsets.which_group_by_topic(h.topic)
@@ -147,10 +153,9 @@ class TopicAdminProcessor:
 
     def query_consume_time_span(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
         """Per write queue: oldest/newest store time, store time of the last consumed message, and lag."""
-        from remoting import fastjson
+        # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.admin import QueryConsumeTimeSpan
         from remoting.body.consumer import MessageQueue
-        from remoting.header.broker import QueryConsumeTimeSpanRequestHeader
 
         h = req.decode_header(QueryConsumeTimeSpanRequestHeader)
         tc = self.topics.select_topic_config(h.topic)

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from broker.processor.send_message_processor import put_status_to_response
+from broker.processor.send_message_remarks import put_status_to_response
 from broker.transaction.transactional_message_service import COMMIT, ROLLBACK, TransactionalMessageService
 from broker.transaction.transactional_message_util import HALF_TOPIC
 from common.message import MessageConst

@@ -10,17 +10,18 @@ from __future__ import annotations
 import datetime
 import re
 
-from broker.processor.send_message_processor import (
+from broker.processor.send_message_remarks import (
     disk_util,
     java_parse_int,
     java_topic_config_string,
     put_status_to_response,
-    time_millis_to_human_string2,
 )
 from common.topic_validator import check_topic, validate_group, validate_topic
+from common.util import time_millis_to_human_string2
 from remoting.body.topic_config import TopicConfig, TopicFilterType
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
+from store.config import MessageStoreConfig
 from tests.broker.helpers import call, pull, send
 from tests.support import async_wait_until
 
@@ -73,13 +74,10 @@ def test_put_status_remarks():
 def test_disk_util_format(tmp_path):
     """diskUtil(): String.format("CL: %5.2f CQ: %5.2f INDEX: %5.2f") of used ratios (-1 where a dir is missing)."""
 
-    class Cfg:
-        storePathRootDir = str(tmp_path)
-        storePathCommitLog = ""
-
+    cfg = MessageStoreConfig(storePathRootDir=str(tmp_path), storePathCommitLog="")
     (tmp_path / "commitlog").mkdir()
     (tmp_path / "consumequeue").mkdir()
-    text = disk_util(Cfg)
+    text = disk_util(cfg)
     m = re.fullmatch(r"CL: ( \d\.\d\d) CQ: ( \d\.\d\d) INDEX: (-1\.00)", text)
     assert m, text
     assert 0 < float(m.group(1)) <= 1 and m.group(1) == m.group(2)  # same partition, same figure

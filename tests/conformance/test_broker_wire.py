@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from broker.processor.send_message_processor import put_status_to_response
+from broker.processor.send_message_remarks import put_status_to_response
 from remoting import fastjson
 from remoting.body.consumer import LockBatchRequestBody, MessageQueue
 from remoting.body.heartbeat import SubscriptionData

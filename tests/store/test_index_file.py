@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from common.util import java_string_hash
+from store.config import MessageStoreConfig
 from store.index_file import IndexFile, IndexFileError, index_file_name, index_file_size, index_key_hash
 from store.index_service import IndexService
 from tests.support import GOLDEN_STORE
@@ -26,21 +27,8 @@ needs_golden = pytest.mark.skipif(not (GOLDEN / "index.jsonl").exists(), reason=
 
 
 def make_config(**kw):
-    """The store's MessageStoreConfig when it exists, with the given overrides."""
-    try:
-        from store.config import MessageStoreConfig
-
-        cfg = MessageStoreConfig()
-    except ImportError:  # store/config.py not written yet
-
-        @dataclass
-        class _Cfg:
-            maxHashSlotNum: int = 5000000
-            maxIndexNum: int = 20000000
-            maxMsgsNumBatch: int = 64
-            messageIndexEnable: bool = True
-
-        cfg = _Cfg()
+    """The store's MessageStoreConfig with the given overrides."""
+    cfg = MessageStoreConfig()
     for k, v in kw.items():
         setattr(cfg, k, v)
     return cfg

@@ -1,0 +1,127 @@
+"""One store append for the single sends of one socket read.
+
+The send processor checks and builds each message at once, then queues it here;
+the first queued send asks the connection to run a flush at the end of the read
+(``Connection.defer``), which appends the whole queue with one store call
+(``put_message_list``) and answers each send with the read's other responses.
+When the put must wait for durability (SYNC_FLUSH, SYNC_MASTER) the flush spawns
+one task that awaits ``put_message_list_async`` for the whole read: one wait
+instead of a task, a future and a timer per message.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from common.message import MessageExtBrokerInner
+from remoting.codes import RPC_ONEWAY, RequestCode, ResponseCode
+from remoting.command import RemotingCommand
+
+__all__ = ["SendPutBatcher"]
+
+log = logging.getLogger(__name__)
+
+_SUCCESS = int(ResponseCode.SUCCESS)
+_SYSTEM_ERROR = int(ResponseCode.SYSTEM_ERROR)
+_SEND_V2 = int(RequestCode.SEND_MESSAGE_V2)
+
+# (connection, request, message, topic, body size, queue id answered)
+Pending = tuple[Any, RemotingCommand, MessageExtBrokerInner, str, int, int]
+
+
+class SendPutBatcher:
+    """Queues a read's single sends and appends them together when the read has been handled.
+
+    ``respond(req, result, topic, qid, size, msg)`` builds a send's answer from its put result;
+    ``settled(n)`` is told when ``n`` waiting puts are over (the processor counts them for its
+    back-pressure). ``rpc_latency`` (a remoting.rpc_latency RpcLatencyHook) times the answers,
+    which leave after the read's dispatch, when metrics are on.
+    """
+
+    def __init__(
+        self,
+        put_list: Callable[[list], Any] | None,
+        put_list_async: Callable[[list], Any] | None,
+        respond: Callable[..., RemotingCommand],
+        settled: Callable[[int], None],
+    ):
+        self._put_list = put_list
+        self._put_list_async = put_list_async
+        self._respond = respond
+        self._settled = settled
+        self.pending: list[Pending] = []
+        self.rpc_latency: Any = None
+
+    def queue(self, conn: Any, req: RemotingCommand, msg: MessageExtBrokerInner, topic: str, size: int,
+              qid: int, flush: Any) -> None:
+        pending = self.pending
+        if not pending:
+            conn.defer(flush)  # one flush for whatever is queued until it runs
+        pending.append((conn, req, msg, topic, size, qid))
+
+    def answer(self, pending: list, results: Any, error: BaseException | None, received_at: float) -> None:
+        """Answer the sends of one read; ``received_at``: that read's ``Connection.received_at``."""
+        if error is None and (results is None or len(results) != len(pending)):
+            error = RuntimeError(f"store returned {0 if results is None else len(results)} results "
+                                 f"for {len(pending)} messages")
+        lat = self.rpc_latency
+        if error is not None:
+            log.warning("put of %d messages failed: %r", len(pending), error)
+            text = str(error) or type(error).__name__
+            for conn, req, _msg, _topic, _size, _qid in pending:
+                if not req.flag & RPC_ONEWAY:
+                    conn.send_response(req.response_to(ResponseCode.SYSTEM_ERROR, text))
+                    if lat is not None:
+                        lat.observe(req.code, _SYSTEM_ERROR, received_at)
+            return
+        response = self._respond
+        ok = 0  # SEND_MESSAGE_V2 answered SUCCESS: timed together below (one histogram update a read)
+        for (conn, req, msg, topic, size, qid), result in zip(pending, results, strict=True):
+            resp = response(req, result, topic, qid, size, msg)
+            if not req.flag & RPC_ONEWAY:
+                conn.send_response(resp)
+                if resp.code or req.code != _SEND_V2:
+                    if lat is not None:
+                        lat.observe(req.code, resp.code, received_at)
+                else:
+                    ok += 1
+        if ok and lat is not None:
+            lat.observe(_SEND_V2, _SUCCESS, received_at, ok)
+
+    def append_pending(self) -> None:
+        """Append the queued sends with one store call and answer each (end of a read)."""
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        received_at = pending[0][0].received_at  # the read they came in (all of them: one read's work)
+        try:
+            results = self._put_list([p[2] for p in pending])
+        except Exception as e:  # noqa: BLE001 - every queued sender gets SYSTEM_ERROR
+            self.answer(pending, None, e, received_at)
+        else:
+            self.answer(pending, results, None, received_at)
+
+    def append_pending_async(self) -> None:
+        """Append the queued sends and wait for their durability in one task (end of a read)."""
+        pending, self.pending = self.pending, []
+        if pending:
+            conn = pending[0][0]
+            conn.spawn(self._put_pending(pending, conn.received_at))
+
+    async def _put_pending(self, pending: list, received_at: float) -> None:
+        try:
+            results = await self._put_list_async([p[2] for p in pending])
+        except Exception as e:  # noqa: BLE001 - every queued sender gets SYSTEM_ERROR
+            self.answer(pending, None, e, received_at)
+        else:
+            self.answer(pending, results, None, received_at)
+        finally:
+            self._settled(len(pending))
+        # the answers leave now, not one loop iteration later (one connection per read, as a rule)
+        first = pending[0][0]
+        first.flush()
+        if pending[-1][0] is not first:
+            for conn in {p[0] for p in pending} - {first}:
+                conn.flush()
