@@ -444,6 +444,23 @@ def store_timestamp_at(buf, pos: int = 0) -> int:
 # -- writing records -----------------------------------------------------------------------------------
 
 
+def _record_header(buf, pos: int, topic: bytes, born_addr: bytes, store_addr: bytes, sys_flag: int) -> struct.Struct:
+    """The checks every record write makes before its first byte (buffer, position, topic length, host
+    addresses against the sys_flag bits); returns the fixed header layout for the address lengths."""
+    if isinstance(buf, (bytes, str)):
+        raise TypeError("buf must be a writable buffer")
+    if pos < 0 or pos > len(buf):
+        raise IndexError("record position outside the buffer")
+    if not 1 <= len(topic) <= MAX_TOPIC_BYTES:
+        raise ValueError("topic must be 1..127 bytes")
+    bl, sl = len(born_addr), len(store_addr)
+    if bl not in (4, 16) or sl not in (4, 16):
+        raise ValueError("host addresses must be 4 or 16 bytes")
+    if bool(sys_flag & BORNHOST_V6) != (bl == 16) or bool(sys_flag & STOREHOSTADDRESS_V6) != (sl == 16):
+        raise ValueError("sys_flag host bits do not match the address lengths")
+    return HEADERS[(bl, sl)]
+
+
 def encode_records(buf, pos: int, src, items, batch_props: bytes, topic: bytes, queue_id: int,
                    first_qoff: int, file_base: int, sys_flag: int, born_ts: int, born_addr: bytes,
                    born_port: int, store_ts: int, store_addr: bytes, store_port: int, reconsume_times: int,
@@ -468,20 +485,9 @@ def encode_records(buf, pos: int, src, items, batch_props: bytes, topic: bytes, 
     last record and each record's position in ``buf``. Input checks RocketMQ makes
     (NUL or non-UTF-8 properties, 32767-byte properties, file room) stay the caller's.
     """
-    if isinstance(buf, (bytes, str)):
-        raise TypeError("buf must be a writable buffer")
+    hdr = _record_header(buf, pos, topic, born_addr, store_addr, sys_flag)
     n = len(buf)
-    if pos < 0 or pos > n:
-        raise IndexError("record position outside the buffer")
     tlen = len(topic)
-    if not 1 <= tlen <= MAX_TOPIC_BYTES:
-        raise ValueError("topic must be 1..127 bytes")
-    bl, sl = len(born_addr), len(store_addr)
-    if bl not in (4, 16) or sl not in (4, 16):
-        raise ValueError("host addresses must be 4 or 16 bytes")
-    if bool(sys_flag & BORNHOST_V6) != (bl == 16) or bool(sys_flag & STOREHOSTADDRESS_V6) != (sl == 16):
-        raise ValueError("sys_flag host bits do not match the address lengths")
-    hdr = HEADERS[(bl, sl)]
     try:
         hdr.pack(0, 0, 0, queue_id, 0, first_qoff, file_base, sys_flag, born_ts, born_addr, born_port, store_ts,
                  store_addr, store_port, reconsume_times, prepared_offset, 0)
@@ -557,19 +563,8 @@ def write_record(buf, pos: int, body, topic: bytes, props: bytes, queue_id: int,
         raise OverflowError("body_crc out of range")
     if not -(1 << 63) <= phys_offset - pos < 1 << 63:
         raise OverflowError("phys_offset out of range")
-    if isinstance(buf, (bytes, str)):
-        raise TypeError("buf must be a writable buffer")
-    if pos < 0 or pos > len(buf):
-        raise IndexError("record position outside the buffer")
+    hdr = _record_header(buf, pos, topic, born_addr, store_addr, sys_flag)
     tlen = len(topic)
-    if not 1 <= tlen <= MAX_TOPIC_BYTES:
-        raise ValueError("topic must be 1..127 bytes")
-    bl, sl = len(born_addr), len(store_addr)
-    if bl not in (4, 16) or sl not in (4, 16):
-        raise ValueError("host addresses must be 4 or 16 bytes")
-    if bool(sys_flag & BORNHOST_V6) != (bl == 16) or bool(sys_flag & STOREHOSTADDRESS_V6) != (sl == 16):
-        raise ValueError("sys_flag host bits do not match the address lengths")
-    hdr = HEADERS[(bl, sl)]
     blen, plen = len(body), len(props)
     total = hdr.size + blen + 1 + tlen + 2 + plen
     if body_crc < 0:

@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import random
 import shutil
 import socket
 import tempfile
@@ -44,7 +45,7 @@ from common.config import ConfigError, format_properties
 from namesrv.config import NamesrvConfig
 from namesrv.namesrv_controller import NamesrvController
 
-__all__ = ["EmbeddedCluster", "EmbeddedBroker", "ConfigError"]
+__all__ = ["EmbeddedCluster", "EmbeddedBroker", "ConfigError", "free_port_block"]
 
 log = logging.getLogger("embedded")
 
@@ -69,6 +70,14 @@ _OWNED_KEYS = frozenset({
 _MASTER_ROLE_KEY = "brokerRole"
 
 
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        lo, hi = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(lo), int(hi)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def _bindable(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         try:
@@ -78,14 +87,21 @@ def _bindable(port: int) -> bool:
     return True
 
 
-def _free_port_block(taken: set[int]) -> int:
-    """A port P with P-2..P+1 bindable now (a broker also binds P-2, its fast port, and P+1, HA)."""
+def free_port_block(taken: set[int] | None = None) -> int:
+    """A loopback port P with P-2..P+1 bindable now (a broker also binds P-2, its fast port, and P+1,
+    HA), none of them in ``taken`` (which gets the four added).
+
+    Taken below the kernel's ephemeral range, so outgoing connections (of this process or another)
+    cannot grab the port or a neighbour between this call and the bind.
+    """
+    taken = set() if taken is None else taken
+    lo, _hi = _ephemeral_range()
+    low, high = (12000, lo - 2) if lo > 14000 else (1024, 65533)
+    rnd = random.Random()
     for _ in range(500):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind((LOOPBACK, 0))
-            p = s.getsockname()[1]
+        p = rnd.randrange(low + 2, high)
         block = {p - 2, p - 1, p, p + 1}
-        if p > 1026 and p < 65534 and not block & taken and all(_bindable(q) for q in block):
+        if not block & taken and all(_bindable(q) for q in block):
             taken.update(block)
             return p
     raise OSError("no free block of four loopback ports found")
@@ -294,7 +310,7 @@ class EmbeddedCluster:
         fixed = iter(range(self.listen_port, 65535, 10)) if self.listen_port else None
 
         def port() -> int:
-            return next(fixed) if fixed is not None else _free_port_block(taken)
+            return next(fixed) if fixed is not None else free_port_block(taken)
         for i in range(self.n_brokers):
             if self.dledger_group:
                 name = f"RaftNode{i:02d}"
@@ -308,10 +324,10 @@ class EmbeddedCluster:
                         name, f"{name}-{sid}", port(), self.root / f"{name}-{sid}.conf"))
         if self._props.get("metricsExporterType", "DISABLE").upper() == "PROM":
             for b in self.brokers:
-                b.metrics_port = _free_port_block(taken) if fixed is None else 0
+                b.metrics_port = free_port_block(taken) if fixed is None else 0
         if self.dledger_group:
             for b in self.brokers:
-                b.peer_port = b.port + 30000 if fixed is not None and b.port < 35535 else _free_port_block(taken)
+                b.peer_port = b.port + 30000 if fixed is not None and b.port < 35535 else free_port_block(taken)
 
     def _write_configs(self) -> None:
         for b in self.brokers:

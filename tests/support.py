@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -15,6 +14,8 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+from embedded.cluster import free_port_block
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "bin"
@@ -27,41 +28,10 @@ GOLDEN_STORE = (
 LOOPBACK = "127.0.0.1"
 
 
-def _ephemeral_range() -> tuple[int, int]:
-    try:
-        lo, hi = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
-        return int(lo), int(hi)
-    except (OSError, ValueError):
-        return 32768, 60999
-
-
-def _bindable(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind((LOOPBACK, port))
-        except OSError:
-            return False
-    return True
-
-
 def free_port() -> int:
-    """A TCP port on loopback that is free right now, with its neighbours P-2..P+1 free too.
-
-    A broker also listens on listenPort-2 (fast port) and listenPort+1 (HA), so those must be free
-    as well; and the port is taken below the kernel's ephemeral range, so the outgoing connections
-    of other tests can never grab it (or a neighbour) between this call and the child's bind.
-    """
-    lo, _hi = _ephemeral_range()
-    rnd = random.Random()
-    low = 12000 if lo > 14000 else 1024
-    high = lo - 2 if lo > 14000 else 65533
-    for _ in range(200):
-        p = rnd.randrange(low + 2, high)
-        if all(_bindable(q) for q in (p - 2, p - 1, p, p + 1)):
-            return p
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:  # fallback: any free port
-        s.bind((LOOPBACK, 0))
-        return s.getsockname()[1]
+    """A TCP port on loopback that is free right now, with its neighbours P-2..P+1 free too, below the
+    kernel's ephemeral range (see embedded.cluster.free_port_block, the one implementation)."""
+    return free_port_block()
 
 
 def wait_until(pred: Callable[[], object], timeout: float = 10.0, interval: float = 0.01, what: str = "") -> object:
