@@ -2222,8 +2222,22 @@ static PyObject *acl_mac(PyObject *module, PyObject *const *args, Py_ssize_t nar
         const SHA_CTX *keyed = (const SHA_CTX *)PyBytes_AS_STRING(pads);
         SHA_CTX c = keyed[0];
         uint8_t dig[SHA_DIGEST_LENGTH];
-        for (Py_ssize_t i = 0; i < n; i++)
-            SHA1_Update(&c, ptr[i], (size_t)len[i]);
+        uint8_t blk[512]; /* the (short) field values gathered: one update instead of one per field */
+        size_t fill = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            size_t l = (size_t)len[i];
+            if (fill + l > sizeof(blk)) {
+                SHA1_Update(&c, blk, fill);
+                fill = 0;
+                if (l > sizeof(blk)) {
+                    SHA1_Update(&c, ptr[i], l);
+                    continue;
+                }
+            }
+            memcpy(blk + fill, ptr[i], l);
+            fill += l;
+        }
+        SHA1_Update(&c, blk, fill);
         if (body != Py_None) {
             Py_buffer view;
             if (PyObject_GetBuffer(body, &view, PyBUF_SIMPLE) < 0)
