@@ -3,7 +3,8 @@
 A :class:`Connection` both serves requests (dispatching them to its endpoint's
 processors) and sends requests (matching responses by opaque). Each
 ``data_received`` decodes every complete frame; synchronous handler results of
-one read are written together with one ``writelines``; handlers that return an
+one read are written together with one ``writelines`` (on TLS, one joined write: a record
+per write, not per chunk); handlers that return an
 awaitable run as tasks. A handler may also :meth:`Connection.defer` work to the
 end of the read (e.g. one store append for all the sends of one read): deferred
 work runs before the read's responses are written, and before any request of the
