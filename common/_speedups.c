@@ -2155,14 +2155,35 @@ static PyObject *hash_digest(PyObject *h)
 
 #define ACL_MAX_FIELDS 64
 
+/* acl_mac's answer: the Base64 MAC, or with `expect` (the request's Signature) whether it matches,
+ * compared in constant time (a non-ASCII or non-str signature cannot match) */
+static PyObject *acl_answer(const uint8_t *mac, Py_ssize_t n, PyObject *expect)
+{
+    PyObject *b64 = b64_bytes(mac, n);
+    if (b64 == NULL || expect == NULL)
+        return b64;
+    int ok = 0;
+    if (PyUnicode_Check(expect) && PyUnicode_IS_ASCII(expect)
+        && PyUnicode_GET_LENGTH(expect) == PyBytes_GET_SIZE(b64)) {
+        const uint8_t *a = (const uint8_t *)PyBytes_AS_STRING(b64), *b = PyUnicode_1BYTE_DATA(expect);
+        uint8_t diff = 0;
+        for (Py_ssize_t i = 0; i < PyBytes_GET_SIZE(b64); i++)
+            diff |= a[i] ^ b[i];
+        ok = diff == 0;
+    }
+    Py_DECREF(b64);
+    return PyBool_FromLong(ok);
+}
+
 static PyObject *acl_mac(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5 || !PyDict_Check(args[1])
+    if (nargs < 5 || nargs > 6 || !PyDict_Check(args[1])
         || !PyTuple_Check(args[2]) || !PyTuple_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "acl_mac(pads, ext: dict, order: tuple, others: tuple, body)");
+        PyErr_SetString(PyExc_TypeError, "acl_mac(pads, ext: dict, order: tuple, others: tuple, body, expect=None)");
         return NULL;
     }
     PyObject *pads = args[0], *ext = args[1], *order = args[2], *others = args[3], *body = args[4];
+    PyObject *expect = nargs == 6 && args[5] != Py_None ? args[5] : NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(order), m = PyTuple_GET_SIZE(others);
     if (n > ACL_MAX_FIELDS) {
         PyErr_SetString(PyExc_ValueError, "acl_mac: too many signed fields");
@@ -2249,7 +2270,7 @@ static PyObject *acl_mac(PyObject *module, PyObject *const *args, Py_ssize_t nar
         c = keyed[1];
         SHA1_Update(&c, dig, sizeof(dig));
         SHA1_Final(dig, &c);
-        result = b64_bytes(dig, sizeof(dig));
+        result = acl_answer(dig, sizeof(dig), expect);
         goto done;
     }
 #endif
@@ -2278,7 +2299,7 @@ static PyObject *acl_mac(PyObject *module, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_TypeError, "acl_mac: digest() did not return bytes");
         goto done;
     }
-    result = b64_bytes((const uint8_t *)PyBytes_AS_STRING(mac), PyBytes_GET_SIZE(mac));
+    result = acl_answer((const uint8_t *)PyBytes_AS_STRING(mac), PyBytes_GET_SIZE(mac), expect);
 done:
     for (Py_ssize_t i = 0; i < got && i < n; i++)
         Py_XDECREF(held[i]);
@@ -2333,7 +2354,8 @@ static PyMethodDef methods[] = {
     {"acl_pads", acl_pads, METH_O,
      "acl_pads(key_block) -> bytes of the keyed SHA-1 states for acl_mac, or None without libcrypto"},
     {"acl_mac", (PyCFunction)(void (*)(void))acl_mac, METH_FASTCALL,
-     "acl_mac(pads, ext, order, others, body) -> Base64 HmacSHA1 bytes, or None when ext's keys are not "
+     "acl_mac(pads, ext, order, others, body, expect=None) -> Base64 HmacSHA1 bytes (with expect: whether it "
+     "matches, in constant time), or None when ext's keys are not "
      "exactly order + others"},
     {NULL, NULL, 0, NULL},
 };

@@ -45,6 +45,7 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 from __future__ import annotations
 
 import binascii
+import hmac
 import operator
 import os
 import struct
@@ -260,11 +261,13 @@ class Speedups(Protocol):
         compiled one built without libcrypto): hashlib states are used then."""
         ...
 
-    def acl_mac(self, pads, ext: dict, order: tuple[str, ...], others: tuple[str, ...], body) -> bytes | None:
+    def acl_mac(self, pads, ext: dict, order: tuple[str, ...], others: tuple[str, ...], body,
+                expect: str | None = None) -> bytes | bool | None:
         """ACL 1.0 signature (common.acl_signer): Base64 of HmacSHA1 over the values of ``ext`` at
         ``order`` (None written "null", UTF-8 with lone surrogates kept) followed by ``body``;
         ``pads`` are the keyed inner and outer hashlib SHA-1 states (copied, never updated), or
-        (compiled twin) what its :meth:`acl_pads` returned.
+        (compiled twin) what its :meth:`acl_pads` returned. With ``expect`` (a request's Signature):
+        whether the signature is that, compared in constant time (False for non-ASCII text).
         None when ``ext``'s keys are not exactly ``order`` + ``others`` (two disjoint tuples)."""
         ...
 
@@ -540,7 +543,8 @@ def _py_acl_pads(key_block: bytes) -> None:
     return None
 
 
-def _py_acl_mac(pads: tuple, ext: dict, order: tuple[str, ...], others: tuple[str, ...], body) -> bytes | None:
+def _py_acl_mac(pads: tuple, ext: dict, order: tuple[str, ...], others: tuple[str, ...], body,
+                expect: str | None = None) -> bytes | bool | None:
     """Pure twin of ``acl_mac``."""
     if len(ext) != len(order) + len(others):
         return None
@@ -564,7 +568,10 @@ def _py_acl_mac(pads: tuple, ext: dict, order: tuple[str, ...], others: tuple[st
         inner.update(body)
     outer = pads[1].copy()
     outer.update(inner.digest())
-    return binascii.b2a_base64(outer.digest(), newline=False)
+    mac = binascii.b2a_base64(outer.digest(), newline=False)
+    if expect is None:
+        return mac
+    return type(expect) is str and expect.isascii() and hmac.compare_digest(mac, expect.encode())
 
 
 # -- the loader ----------------------------------------------------------------------------------

@@ -87,3 +87,16 @@ def test_raw_states_want_the_64_byte_key_block():
         speedups.compiled.acl_pads(b"short")
     raw = speedups.compiled.acl_pads(KEY_BLOCK)
     assert raw is None or isinstance(raw, bytes)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+@settings(max_examples=200, deadline=None)
+@given(ext=st.dictionaries(keys, values, max_size=6), body=st.binary(max_size=32), other=st.text(max_size=30))
+def test_the_expected_signature_is_compared_not_returned(twin, ext, body, other):
+    twin, pads = twin
+    order = tuple(ext)
+    mac = twin.acl_mac(pads, ext, order, (), body)
+    assert twin.acl_mac(pads, ext, order, (), body, mac.decode()) is True
+    assert twin.acl_mac(pads, ext, order, (), body, other) is (other == mac.decode())
+    assert twin.acl_mac(pads, ext, order, (), body, mac.decode()[:-1] + "\u00e9") is False  # not ASCII
+    assert twin.acl_mac(pads, {**ext, "longer-than-any-key": "v"}, order, (), body, mac.decode()) is None  # not this shape
