@@ -4,7 +4,8 @@ TLS on and off, 16 and 64 senders, the configurations interleaved (A B C A B C .
 Each configuration runs its own bin/mqbroker (ACL and TLS are start-up settings) driven by the raw
 sender processes of bench/broker_load.py (precomputed frames; with ACL each sender signs its header
 once, the broker verifies every request). Prints per round and the medians per configuration, plus
-the broker's CPU per message (less distorted by a shared machine than the throughput). Never asserts.
+the broker's CPU per message (less distorted by a shared machine than the throughput) and the senders'
+(they share the machine's cores with the broker: their TLS work lowers the throughput too). Never asserts.
 
     .venv/bin/python bench/bench_security.py [--seconds 4] [--procs 2] [--rounds 2] [--body 1024] [--configs plain,acl,tls]
 """
@@ -125,7 +126,8 @@ def main() -> None:
                     results.setdefault((name, senders), []).append(r)
                     print(f"round {rnd + 1} {name:5s} {senders:3d} senders: {r['msgs'] / r['elapsed']:8.0f} msgs/s  "
                           f"p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms  errors {r['errors']} {r['codes'] or ''}  "
-                          f"broker CPU {r['broker_cpu'] / max(r['msgs'], 1) * 1e6:.1f} us/msg", flush=True)
+                          f"broker CPU {r['broker_cpu'] / max(r['msgs'], 1) * 1e6:.1f} us/msg  "
+                          f"clients {r['client_cpu'] / max(r['msgs'], 1) * 1e6:.1f} us/msg", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("medians:")
@@ -136,8 +138,10 @@ def main() -> None:
             rs = results[(name, senders)]
             rate = statistics.median(r["msgs"] / r["elapsed"] for r in rs)
             cpu = statistics.median(r["broker_cpu"] / max(r["msgs"], 1) for r in rs)
+            client = statistics.median(r["client_cpu"] / max(r["msgs"], 1) for r in rs)
             print(f"  {name:5s} {senders:3d} senders: {rate:8.0f} msgs/s ({(rate / base - 1) * 100:+.1f}% vs plain)  "
-                  f"broker CPU {cpu * 1e6:.1f} us/msg ({(cpu / base_cpu - 1) * 100:+.1f}%)")
+                  f"broker CPU {cpu * 1e6:.1f} us/msg ({(cpu / base_cpu - 1) * 100:+.1f}%)  "
+                  f"clients {client * 1e6:.1f} us/msg")
 
 
 if __name__ == "__main__":
