@@ -2081,6 +2081,10 @@ static PyObject *acl_pads(PyObject *module, PyObject *arg)
 #else
 static PyObject *acl_pads(PyObject *module, PyObject *arg)
 {
+    if (!PyBytes_Check(arg) || PyBytes_GET_SIZE(arg) != 64) {
+        PyErr_SetString(PyExc_ValueError, "acl_pads: want the 64-byte key block");
+        return NULL;
+    }
     Py_RETURN_NONE; /* built without libcrypto: the caller keeps hashlib states */
 }
 #endif
