@@ -110,6 +110,7 @@ class _SendProtocol(asyncio.Protocol):
         self.errors = 0
         self.codes: dict[int, int] = {}
         self.transport = None
+        self.write = None
         self.opaque = 0
 
     def _frame(self, slot: int, out: list) -> None:
@@ -124,10 +125,14 @@ class _SendProtocol(asyncio.Protocol):
 
     def connection_made(self, transport) -> None:
         self.transport = transport
+        if transport.get_extra_info("sslcontext") is None:
+            self.write = transport.writelines
+        else:  # one TLS record per chunk written: join them, as Netty's SslHandler coalesces its writes
+            self.write = lambda chunks: transport.write(b"".join(chunks))
         out: list = []
         for slot in range(len(self.parts)):
             self._frame(slot, out)
-        transport.writelines(out)
+        self.write(out)
 
     def data_received(self, data: bytes) -> None:
         buf = self.buf
@@ -153,7 +158,7 @@ class _SendProtocol(asyncio.Protocol):
                 self._frame(slot, out)
         del buf[:pos]
         if out:
-            self.transport.writelines(out)
+            self.write(out)
         if not self.inflight and not self.done.done():
             self.done.set_result(None)
 

@@ -2052,6 +2052,43 @@ static PyObject *crc32_fn(PyObject *module, PyObject *const *args, Py_ssize_t na
 
 /* -- ACL 1.0 request signature ------------------------------------------------------------------ */
 
+#ifdef HAVE_LIBCRYPTO
+/* The one-call SHA-1 of libcrypto (the one hashlib wraps): deprecated in OpenSSL 3 for EVP, but a
+ * keyed HMAC state is then a plain struct to copy, with no object, lookup or allocation per request. */
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
+#define ACL_RAW_PADS ((Py_ssize_t)(2 * sizeof(SHA_CTX)))
+
+/* acl_pads(block: bytes of 64) -> bytes: the SHA-1 states after the HMAC inner (0x36) and outer (0x5c)
+ * pad blocks of a key already hashed/padded to 64 bytes, as one bytes object acl_mac copies from. */
+static PyObject *acl_pads(PyObject *module, PyObject *arg)
+{
+    if (!PyBytes_Check(arg) || PyBytes_GET_SIZE(arg) != 64) {
+        PyErr_SetString(PyExc_ValueError, "acl_pads: want the 64-byte key block");
+        return NULL;
+    }
+    const uint8_t *k = (const uint8_t *)PyBytes_AS_STRING(arg);
+    uint8_t pad[64];
+    SHA_CTX ctx[2];
+    for (int j = 0; j < 2; j++) {
+        for (int i = 0; i < 64; i++)
+            pad[i] = k[i] ^ (j == 0 ? 0x36 : 0x5c);
+        SHA1_Init(&ctx[j]);
+        SHA1_Update(&ctx[j], pad, 64);
+    }
+    return PyBytes_FromStringAndSize((const char *)ctx, sizeof(ctx));
+}
+#else
+static PyObject *acl_pads(PyObject *module, PyObject *arg)
+{
+    if (!PyBytes_Check(arg) || PyBytes_GET_SIZE(arg) != 64) {
+        PyErr_SetString(PyExc_ValueError, "acl_pads: want the 64-byte key block");
+        return NULL;
+    }
+    Py_RETURN_NONE; /* built without libcrypto: the caller keeps hashlib states */
+}
+#endif
+
 /* Base64 (padded) of n bytes as a bytes object. */
 static PyObject *b64_bytes(const uint8_t *s, Py_ssize_t n)
 {
@@ -2122,14 +2159,35 @@ static PyObject *hash_digest(PyObject *h)
 
 #define ACL_MAX_FIELDS 64
 
+/* acl_mac's answer: the Base64 MAC, or with `expect` (the request's Signature) whether it matches,
+ * compared in constant time (a non-ASCII or non-str signature cannot match) */
+static PyObject *acl_answer(const uint8_t *mac, Py_ssize_t n, PyObject *expect)
+{
+    PyObject *b64 = b64_bytes(mac, n);
+    if (b64 == NULL || expect == NULL)
+        return b64;
+    int ok = 0;
+    if (PyUnicode_Check(expect) && PyUnicode_IS_ASCII(expect)
+        && PyUnicode_GET_LENGTH(expect) == PyBytes_GET_SIZE(b64)) {
+        const uint8_t *a = (const uint8_t *)PyBytes_AS_STRING(b64), *b = PyUnicode_1BYTE_DATA(expect);
+        uint8_t diff = 0;
+        for (Py_ssize_t i = 0; i < PyBytes_GET_SIZE(b64); i++)
+            diff |= a[i] ^ b[i];
+        ok = diff == 0;
+    }
+    Py_DECREF(b64);
+    return PyBool_FromLong(ok);
+}
+
 static PyObject *acl_mac(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != 2 || !PyDict_Check(args[1])
+    if (nargs < 5 || nargs > 6 || !PyDict_Check(args[1])
         || !PyTuple_Check(args[2]) || !PyTuple_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "acl_mac(pads: tuple, ext: dict, order: tuple, others: tuple, body)");
+        PyErr_SetString(PyExc_TypeError, "acl_mac(pads, ext: dict, order: tuple, others: tuple, body, expect=None)");
         return NULL;
     }
     PyObject *pads = args[0], *ext = args[1], *order = args[2], *others = args[3], *body = args[4];
+    PyObject *expect = nargs == 6 && args[5] != Py_None ? args[5] : NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(order), m = PyTuple_GET_SIZE(others);
     if (n > ACL_MAX_FIELDS) {
         PyErr_SetString(PyExc_ValueError, "acl_mac: too many signed fields");
@@ -2183,6 +2241,47 @@ static PyObject *acl_mac(PyObject *module, PyObject *const *args, Py_ssize_t nar
         }
         total += len[got];
     }
+#ifdef HAVE_LIBCRYPTO
+    if (PyBytes_Check(pads) && PyBytes_GET_SIZE(pads) == ACL_RAW_PADS) {
+        /* raw keyed states: hash the fields where they lie, then the body, with no object made */
+        const SHA_CTX *keyed = (const SHA_CTX *)PyBytes_AS_STRING(pads);
+        SHA_CTX c = keyed[0];
+        uint8_t dig[SHA_DIGEST_LENGTH];
+        uint8_t blk[512]; /* the (short) field values gathered: one update instead of one per field */
+        size_t fill = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            size_t l = (size_t)len[i];
+            if (fill + l > sizeof(blk)) {
+                SHA1_Update(&c, blk, fill);
+                fill = 0;
+                if (l > sizeof(blk)) {
+                    SHA1_Update(&c, ptr[i], l);
+                    continue;
+                }
+            }
+            memcpy(blk + fill, ptr[i], l);
+            fill += l;
+        }
+        SHA1_Update(&c, blk, fill);
+        if (body != Py_None) {
+            Py_buffer view;
+            if (PyObject_GetBuffer(body, &view, PyBUF_SIMPLE) < 0)
+                goto done;
+            SHA1_Update(&c, view.buf, (size_t)view.len);
+            PyBuffer_Release(&view);
+        }
+        SHA1_Final(dig, &c);
+        c = keyed[1];
+        SHA1_Update(&c, dig, sizeof(dig));
+        SHA1_Final(dig, &c);
+        result = acl_answer(dig, sizeof(dig), expect);
+        goto done;
+    }
+#endif
+    if (!PyTuple_Check(pads) || PyTuple_GET_SIZE(pads) != 2) {
+        PyErr_SetString(PyExc_TypeError, "acl_mac: pads must be acl_pads() bytes or two hashlib states");
+        goto done;
+    }
     head = PyBytes_FromStringAndSize(NULL, total);
     if (head == NULL)
         goto done;
@@ -2204,7 +2303,7 @@ static PyObject *acl_mac(PyObject *module, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_TypeError, "acl_mac: digest() did not return bytes");
         goto done;
     }
-    result = b64_bytes((const uint8_t *)PyBytes_AS_STRING(mac), PyBytes_GET_SIZE(mac));
+    result = acl_answer((const uint8_t *)PyBytes_AS_STRING(mac), PyBytes_GET_SIZE(mac), expect);
 done:
     for (Py_ssize_t i = 0; i < got && i < n; i++)
         Py_XDECREF(held[i]);
@@ -2256,8 +2355,11 @@ static PyMethodDef methods[] = {
     {"crc32", (PyCFunction)(void (*)(void))crc32_fn, METH_FASTCALL, "crc32(data, value=0) -> zlib.crc32(data, value)"},
     {"cq_scan", cq_scan, METH_VARARGS,
      "cq_scan(buf, pos, end) -> (stop, max_physic_offset): ConsumeQueue recovery over one file"},
+    {"acl_pads", acl_pads, METH_O,
+     "acl_pads(key_block) -> bytes of the keyed SHA-1 states for acl_mac, or None without libcrypto"},
     {"acl_mac", (PyCFunction)(void (*)(void))acl_mac, METH_FASTCALL,
-     "acl_mac(pads, ext, order, others, body) -> Base64 HmacSHA1 bytes, or None when ext's keys are not "
+     "acl_mac(pads, ext, order, others, body, expect=None) -> Base64 HmacSHA1 bytes (with expect: whether it "
+     "matches, in constant time), or None when ext's keys are not "
      "exactly order + others"},
     {NULL, NULL, 0, NULL},
 };

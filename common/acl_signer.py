@@ -25,6 +25,8 @@ __all__ = [
     "cal_signature",
     "request_signature",
     "verify_signature",
+    "verify_keyed",
+    "keyed_states",
     "sign_fields",
 ]
 
@@ -121,32 +123,55 @@ def verify_signature(
 
     Compared in constant time (Java's String.equals is not: it leaks how long a prefix matched).
     """
+    pads = _PADS.get(secret_key)
+    if pads is None:
+        pads = _pads(secret_key)
+    if type(ext_fields) is not dict:
+        ext_fields = dict(ext_fields or ())
+    return verify_keyed(pads, ext_fields, body, signature, skip)
+
+
+def verify_keyed(pads: tuple | bytes, ext_fields: dict, body: bytes | bytearray | memoryview | None,
+                 signature: str | None, skip: frozenset[str] = SKIP_BROKER) -> bool:
+    """:func:`verify_signature` with the secret's keyed states (:func:`keyed_states`): the broker's hot path."""
     if type(signature) is not str:
         return False
-    try:
-        given = signature.encode("ascii")
-    except UnicodeEncodeError:  # a Base64 signature is ASCII: anything else cannot match
-        return False
-    return _compare(_mac(ext_fields, body, secret_key, skip), given)
+    shape = _LAST.get(skip, _EMPTY)
+    ok = _acl_mac(pads, ext_fields, shape[0], shape[1], body, signature)  # compared in constant time
+    if ok is None:  # another shape than the last one
+        shape = _shape_for(ext_fields, skip) if ext_fields else _EMPTY
+        ok = _acl_mac(pads, ext_fields, shape[0], shape[1], body, signature)
+    return ok
+
+
+def keyed_states(secret_key: str) -> tuple | bytes:
+    """The HMAC states :func:`verify_keyed` takes for ``secret_key`` (computed once per secret)."""
+    pads = _PADS.get(secret_key)
+    return _pads(secret_key) if pads is None else pads
 
 
 # HMAC (RFC 2104) with the keyed inner and outer SHA-1 states computed once per secret: a request then
 # costs two state copies instead of building an HMAC object (a broker verifies every request).
-_PADS: dict[str, tuple] = {}
-_compare = hmac.compare_digest
+_PADS: dict[str, tuple | bytes] = {}
 _acl_mac = speedups.acl_mac
 
 
-def _pads(secret_key: str) -> tuple:
+def _pads(secret_key: str) -> tuple | bytes:
     key = secret_key.encode("utf-8")
     if len(key) > 64:
         key = hashlib.sha1(key).digest()
     key = key.ljust(64, b"\0")
-    pads = (hashlib.sha1(bytes(b ^ 0x36 for b in key)), hashlib.sha1(bytes(b ^ 0x5C for b in key)))
+    # raw SHA-1 states where the compiled twin has libcrypto: no hashlib object per request
+    pads = speedups.acl_pads(key) or hashlib_pads(key)
     if len(_PADS) > 4096:  # bounded: keys come from config, but do not grow without limit
         _PADS.clear()
     _PADS[secret_key] = pads
     return pads
+
+
+def hashlib_pads(key_block: bytes) -> tuple:
+    """HMAC's keyed inner and outer SHA-1 states as hashlib objects (what every twin of acl_mac takes)."""
+    return hashlib.sha1(bytes(b ^ 0x36 for b in key_block)), hashlib.sha1(bytes(b ^ 0x5C for b in key_block))
 
 
 def cal_signature(content: bytes, secret_key: str) -> str:

@@ -36,7 +36,8 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 * ``encode_records(buf, pos, src, items, batch_props, topic, ...)``: write v1 records (batch or single put).
 * ``walk_records(buf, pos, base_offset, check_crc)``: recovery's check of one CommitLog file.
 * ``cq_scan(buf, pos, end)``: ConsumeQueue recovery over one file's units.
-* ``acl_mac(pads, ext, order, others, body)``: an ACL 1.0 request signature (common.acl_signer).
+* ``acl_mac(pads, ext, order, others, body)``: an ACL 1.0 request signature (common.acl_signer);
+  ``acl_pads(key_block)``: its keyed SHA-1 states as raw bytes (compiled with libcrypto only, else None).
 * ``crc32(data, value=0)``: ``zlib.crc32`` (the compiled twin folds with PCLMULQDQ where the
   CPU has it: :data:`CRC_IMPL`).
 """
@@ -44,6 +45,7 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 from __future__ import annotations
 
 import binascii
+import hmac
 import operator
 import os
 import struct
@@ -83,6 +85,7 @@ __all__ = [
     "cq_scan",
     "crc32",
     "acl_mac",
+    "acl_pads",
     "CRC_IMPL",
     "RecordTuple",
     "INDEX_HEADER_SIZE",
@@ -252,10 +255,19 @@ class Speedups(Protocol):
         """``zlib.crc32(data, value)`` (java.util.zip.CRC32): the body CRC of a record."""
         ...
 
-    def acl_mac(self, pads: tuple, ext: dict, order: tuple[str, ...], others: tuple[str, ...], body) -> bytes | None:
+    def acl_pads(self, key_block: bytes) -> bytes | None:
+        """The keyed inner and outer SHA-1 states of HMAC for a key already hashed/padded to 64 bytes,
+        as raw bytes for :meth:`acl_mac`; None where this twin has no raw SHA-1 (the pure one, or a
+        compiled one built without libcrypto): hashlib states are used then."""
+        ...
+
+    def acl_mac(self, pads, ext: dict, order: tuple[str, ...], others: tuple[str, ...], body,
+                expect: str | None = None) -> bytes | bool | None:
         """ACL 1.0 signature (common.acl_signer): Base64 of HmacSHA1 over the values of ``ext`` at
         ``order`` (None written "null", UTF-8 with lone surrogates kept) followed by ``body``;
-        ``pads`` are the keyed inner and outer hashlib SHA-1 states (copied, never updated).
+        ``pads`` are the keyed inner and outer hashlib SHA-1 states (copied, never updated), or
+        (compiled twin) what its :meth:`acl_pads` returned. With ``expect`` (a request's Signature):
+        whether the signature is that, compared in constant time (False for non-ASCII text).
         None when ``ext``'s keys are not exactly ``order`` + ``others`` (two disjoint tuples)."""
         ...
 
@@ -526,7 +538,13 @@ def _py_crc32(data, value: int = 0) -> int:
     return zlib.crc32(data, value)
 
 
-def _py_acl_mac(pads: tuple, ext: dict, order: tuple[str, ...], others: tuple[str, ...], body) -> bytes | None:
+def _py_acl_pads(key_block: bytes) -> None:
+    """Pure twin of ``acl_pads``: no raw SHA-1 states here."""
+    return None
+
+
+def _py_acl_mac(pads: tuple, ext: dict, order: tuple[str, ...], others: tuple[str, ...], body,
+                expect: str | None = None) -> bytes | bool | None:
     """Pure twin of ``acl_mac``."""
     if len(ext) != len(order) + len(others):
         return None
@@ -550,7 +568,10 @@ def _py_acl_mac(pads: tuple, ext: dict, order: tuple[str, ...], others: tuple[st
         inner.update(body)
     outer = pads[1].copy()
     outer.update(inner.digest())
-    return binascii.b2a_base64(outer.digest(), newline=False)
+    mac = binascii.b2a_base64(outer.digest(), newline=False)
+    if expect is None:
+        return mac
+    return type(expect) is str and expect.isascii() and hmac.compare_digest(mac, expect.encode())
 
 
 # -- the loader ----------------------------------------------------------------------------------
@@ -576,12 +597,13 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     cq_scan=_py_cq_scan,
     crc32=_py_crc32,
     acl_mac=_py_acl_mac,
+    acl_pads=_py_acl_pads,
 )
 
 _NAMES = ("b64encode", "b64decode", "java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
           "msg_ids", "cq_put_units", "write_record", "dispatch_requests",
           "new_dispatch_request", "split_batch", "parse_record",
-          "encode_records", "walk_records", "cq_scan", "crc32", "acl_mac")
+          "encode_records", "walk_records", "cq_scan", "crc32", "acl_mac", "acl_pads")
 
 compiled: Speedups | None
 try:
@@ -617,6 +639,7 @@ walk_records = _impl.walk_records
 cq_scan = _impl.cq_scan
 crc32 = _impl.crc32
 acl_mac = _impl.acl_mac
+acl_pads = _impl.acl_pads
 # how the compiled twin computes record CRCs: "pclmul" (carry-less multiply folding, chosen at
 # import when the CPU has it and ROCKETMQ_PY_NO_PCLMUL is not 1), "zlib" or "table"
 CRC_IMPL: str = getattr(_impl, "CRC_IMPL", "zlib")

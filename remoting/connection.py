@@ -3,7 +3,8 @@
 A :class:`Connection` both serves requests (dispatching them to its endpoint's
 processors) and sends requests (matching responses by opaque). Each
 ``data_received`` decodes every complete frame; synchronous handler results of
-one read are written together with one ``writelines``; handlers that return an
+one read are written together with one ``writelines`` (on TLS, one joined write: a record
+per write, not per chunk); handlers that return an
 awaitable run as tasks. A handler may also :meth:`Connection.defer` work to the
 end of the read (e.g. one store append for all the sends of one read): deferred
 work runs before the read's responses are written, and before any request of the
@@ -194,6 +195,7 @@ class Connection(asyncio.Protocol):
         self._sweep_handle: asyncio.TimerHandle | None = None
         self._sweep_at = math.inf
         self._wbuf: list = []
+        self._emit: Callable[[list], None] = _closed_emit  # transport.writelines, or the TLS form of it
         self._flush_scheduled = False
         self._write_paused = False
         self._pause_reads = pause_reading_on_backpressure
@@ -223,6 +225,11 @@ class Connection(asyncio.Protocol):
         self.last_io = self._loop.time()
         self.remote_addr = format_addr(transport.get_extra_info("peername"))
         self.local_addr = format_addr(transport.get_extra_info("sockname"))
+        if transport.get_extra_info("sslcontext") is None:
+            self._emit = transport.writelines  # type: ignore[attr-defined]
+        else:  # TLS makes a record of each chunk written: one joined write makes as few as it can
+            write = transport.write  # type: ignore[attr-defined]
+            self._emit = lambda chunks: write(b"".join(chunks))
         sock = transport.get_extra_info("socket")
         if sock is not None:
             try:
@@ -293,7 +300,7 @@ class Connection(asyncio.Protocol):
             out = self._wbuf  # deferred work answers through send_response, into the same buffer
             if out and not self.closed:
                 self._wbuf = []
-                self._transport.writelines(out)
+                self._emit(out)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -489,7 +496,7 @@ class Connection(asyncio.Protocol):
             self.last_io = self._loop.time()
             out = self._wbuf
             self._wbuf = []
-            self._transport.writelines(out)
+            self._emit(out)
 
     def _register(self, cmd: RemotingCommand, timeout: float, fut: asyncio.Future | None, cb: Any) -> list:
         if self.closed:
@@ -629,7 +636,7 @@ class Connection(asyncio.Protocol):
         if self.closed:
             return
         if self._wbuf and self._transport is not None:
-            self._transport.writelines(self._wbuf)
+            self._emit(self._wbuf)
         self._wbuf = []
         self.closed = True
         cause = self._close_cause or ConnectionAbortedError(f"connection to {self.remote_addr} closed locally")
@@ -651,6 +658,10 @@ class Connection(asyncio.Protocol):
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<Connection {self.local_addr} -> {self.remote_addr} {state} pending={len(self._pending)}>"
+
+
+def _closed_emit(chunks: list) -> None:
+    """Writes before connection_made (there are none: every write checks ``closed``)."""
 
 
 def _run_logged(fn: Callable[[], Any]) -> None:

@@ -125,13 +125,18 @@ class PlainAccessValidator:
         return AccessRequest(ip, req.code, ak, ext.get(SIGNATURE), ext, req.body, needs, grant)
 
     def validate(self, req: RemotingCommand, remote_addr: str) -> None:
+        if not self.validate_granted(req, remote_addr):
+            self.manager.validate(self.parse(req, remote_addr))
+
+    def validate_granted(self, req: RemotingCommand, remote_addr: str) -> bool:
+        """True when a send or a pull may run by what the manager remembers (its signature checked);
+        False: not decided here, :meth:`validate` decides (and gives the exact refusal)."""
         ext = req.ext_fields
         fields = _GRANT_FIELDS.get(req.code)
-        if fields is not None and ext is not None:  # a send or a pull: most requests
-            grant = (ext.get(ACCESS_KEY), req.code, ext.get(fields[0]), ext.get(fields[1]))
-            if self.manager.validate_granted(remote_addr, ext, req.body, grant):
-                return
-        self.manager.validate(self.parse(req, remote_addr))
+        if fields is None or type(ext) is not dict:
+            return False
+        grant = (ext.get(ACCESS_KEY), req.code, ext.get(fields[0]), ext.get(fields[1]))
+        return self.manager.validate_granted(remote_addr, ext, req.body, grant)
 
 
 class AclRpcHook:
@@ -139,8 +144,16 @@ class AclRpcHook:
 
     def __init__(self, validator: PlainAccessValidator):
         self.validator = validator
+        self._granted = validator.manager.validate_granted
 
     def do_before_request(self, conn: Any, request: RemotingCommand) -> RemotingCommand | None:
+        # PlainAccessValidator.validate_granted inlined: one call less on every send and pull
+        ext = request.ext_fields
+        fields = _GRANT_FIELDS.get(request.code)
+        if fields is not None and type(ext) is dict and self._granted(
+                conn.remote_addr, ext, request.body,
+                (ext.get(ACCESS_KEY), request.code, ext.get(fields[0]), ext.get(fields[1]))):
+            return None
         try:
             self.validator.validate(request, conn.remote_addr)
         except AclException as e:

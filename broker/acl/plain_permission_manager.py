@@ -26,7 +26,7 @@ from broker.acl.permission import (
     parse_resource_perms,
 )
 from broker.acl.remote_address_strategy import RemoteAddressStrategy, get_remote_address_strategy
-from common.acl_signer import SIGNATURE, SKIP_BROKER, verify_signature
+from common.acl_signer import SIGNATURE, SKIP_BROKER, keyed_states, verify_keyed, verify_signature
 from common.mixall import RETRY_GROUP_TOPIC_PREFIX, RMQ_SYS_TRACE_TOPIC
 from common.util import now_ms
 
@@ -143,9 +143,10 @@ class PlainPermissionManager:
         self._account_file: dict[str, str] = {}
         # Decisions remembered for the hot requests (sends, pulls), dropped whenever the accounts or
         # white lists change (_rebuild): remote address -> globally white-listed, and the grant keys
-        # whose permission check passed. Both bounded: addresses and resource names come from outside.
+        # whose permission check passed -> the account's keyed HMAC states (the signature is still
+        # checked on every request). Both bounded: addresses and resource names come from outside.
         self._white_addrs: dict[str, bool] = {}
-        self._granted: set[tuple] = set()
+        self._granted: dict[tuple, tuple | bytes] = {}
 
     # -- loading -------------------------------------------------------------------------------
 
@@ -251,7 +252,7 @@ class PlainPermissionManager:
                     where[a.access_key] = path
         self._global_white, self._accounts, self._account_file = white, accounts, where
         self._white_addrs = {}
-        self._granted = set()
+        self._granted = {}
 
     def file_list_loaded(self) -> list[str]:
         order = self.file_list()
@@ -280,7 +281,7 @@ class PlainPermissionManager:
         if grant is not None:
             if len(self._granted) >= _MAX_GRANTS:
                 self._granted.clear()
-            self._granted.add(grant)
+            self._granted[grant] = keyed_states(owned.secret_key)
 
     def validate_granted(self, remote_addr: str, ext: dict, body: Any, grant: tuple) -> bool:
         """The hot path (sends, pulls): True when the request may run, decided with what is remembered.
@@ -295,10 +296,8 @@ class PlainPermissionManager:
             white = self._is_global_white(remote_addr)
         if white:
             return True
-        if grant not in self._granted:
-            return False
-        owned = self._accounts.get(grant[0])
-        return owned is not None and verify_signature(ext, body, owned.secret_key, ext.get(SIGNATURE), SKIP_BROKER)
+        keyed = self._granted.get(grant)
+        return keyed is not None and verify_keyed(keyed, ext, body, ext.get(SIGNATURE))
 
     def _is_global_white(self, remote_addr: str) -> bool:
         ip = remote_addr.rpartition(":")[0] if ":" in remote_addr else remote_addr

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import ssl
 import subprocess
 
 import pytest
 
 from remoting.client import RemotingClient
+from remoting.codec import FrameDecoder, encode_bytes
 from remoting.command import RemotingCommand
 from remoting.errors import RemotingError
 from remoting.server import RemotingServer
@@ -72,6 +74,71 @@ async def test_enforcing_refuses_plaintext(tls_conf):
         async with RemotingClient() as plain:
             with pytest.raises(RemotingError):
                 await plain.invoke(addr, RemotingCommand.request(7), 2)
+    finally:
+        await s.stop(grace=1)
+
+
+class RawTlsClient:
+    """A TLS client over a plain stream that sees the records as they arrive (their content types)."""
+
+    def __init__(self, reader, writer):
+        self.r, self.w = reader, writer
+        self.inc, self.out = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.tls = TlsSystemConfig().client_context().wrap_bio(self.inc, self.out)
+        self.raw = bytearray()
+        self.records: list[int] = []
+        self.decoder = FrameDecoder()
+
+    async def _pump(self) -> None:
+        data = await asyncio.wait_for(self.r.read(65536), 5)
+        assert data, "the server closed the connection"
+        self.raw += data
+        while len(self.raw) >= 5 and len(self.raw) >= 5 + int.from_bytes(self.raw[3:5], "big"):
+            n = 5 + int.from_bytes(self.raw[3:5], "big")
+            self.records.append(self.raw[0])
+            self.inc.write(bytes(self.raw[:n]))
+            del self.raw[:n]
+
+    async def _send_out(self) -> None:
+        self.w.write(self.out.read())
+        await self.w.drain()
+
+    async def handshake(self) -> None:
+        while True:
+            try:
+                self.tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                await self._send_out()
+                await self._pump()
+        await self._send_out()
+
+    async def round_trip(self, frames: list[bytes]) -> list:
+        self.tls.write(b"".join(frames))  # one record: the server gets them in one read
+        await self._send_out()
+        got: list = []
+        while len(got) < len(frames):
+            await self._pump()
+            while True:
+                try:
+                    got += self.decoder.feed(self.tls.read(65536))
+                except ssl.SSLWantReadError:
+                    break
+        return got
+
+
+async def test_the_responses_of_one_read_leave_as_one_tls_record(tls_conf):
+    # each chunk written to a TLS transport becomes a record of its own: a read's responses are joined
+    s, _addr = await serve(tls_conf("enforcing"))
+    try:
+        client = RawTlsClient(*await asyncio.open_connection("127.0.0.1", s.port))
+        await client.handshake()
+        assert len(await client.round_trip([encode_bytes(RemotingCommand.request(7))])) == 1  # tickets, if any, come first
+        client.records.clear()
+        responses = await client.round_trip([encode_bytes(RemotingCommand.request(7)) for _ in range(8)])
+        assert len({r.opaque for r in responses}) == 8 and all(r.code == 0 for r in responses)
+        assert client.records == [23]  # one application-data record for the eight responses
+        client.w.close()
     finally:
         await s.stop(grace=1)
 
