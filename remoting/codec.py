@@ -232,40 +232,30 @@ def _decode_binary(mv: memoryview, start: int, end: int) -> RemotingCommand:
     return cmd
 
 
+def _span(mv: memoryview, p: int, end: int, prefix: struct.Struct, what: str) -> tuple[int, int]:
+    """(start, stop) of the length-prefixed field at ``p``; RemoteProtocolError when it overruns ``end``."""
+    if end - p < prefix.size:
+        raise RemoteProtocolError(f"binary header truncated before {what}")
+    (n,) = prefix.unpack_from(mv, p)
+    p += prefix.size
+    if n < 0 or n > end - p:
+        raise RemoteProtocolError(f"binary header {what} length {n} out of range")
+    return p, p + n
+
+
 def _decode_binary_rest(cmd: RemotingCommand, mv: memoryview, p: int, end: int) -> None:
-    (rlen,) = _I32.unpack_from(mv, p)
-    p += 4
-    if rlen < 0 or rlen > end - p:
-        raise RemoteProtocolError(f"binary header remark length {rlen} out of range")
-    cmd.remark = _utf8(mv, p, p + rlen, "remark") if rlen else None
-    p += rlen
-    if end - p < 4:
-        raise RemoteProtocolError("binary header truncated before extFields")
-    (elen,) = _I32.unpack_from(mv, p)
-    p += 4
-    if elen < 0 or elen > end - p:
-        raise RemoteProtocolError(f"binary header extFields length {elen} out of range")
+    p, q = _span(mv, p, end, _I32, "remark")
+    cmd.remark = _utf8(mv, p, q, "remark") if q > p else None
+    p, qend = _span(mv, q, end, _I32, "extFields")
     ext = None
-    if elen:
+    if qend > p:
         ext = {}
-        q, qend = p, p + elen
+        q = p
         while q < qend:
-            if qend - q < 2:
-                raise RemoteProtocolError("binary header extFields entry truncated")
-            (klen,) = _I16.unpack_from(mv, q)
-            q += 2
-            if klen < 0 or klen > qend - q:
-                raise RemoteProtocolError(f"binary header key length {klen} out of range")
-            key = _utf8(mv, q, q + klen, "key")
-            q += klen
-            if qend - q < 4:
-                raise RemoteProtocolError("binary header extFields entry truncated")
-            (vlen,) = _I32.unpack_from(mv, q)
-            q += 4
-            if vlen < 0 or vlen > qend - q:
-                raise RemoteProtocolError(f"binary header value length {vlen} out of range")
-            ext[key] = _utf8(mv, q, q + vlen, "value")  # a duplicate key: the last one wins
-            q += vlen
+            k, q = _span(mv, q, qend, _I16, "key")
+            key = _utf8(mv, k, q, "key")
+            v, q = _span(mv, q, qend, _I32, "value")
+            ext[key] = _utf8(mv, v, q, "value")  # a duplicate key: the last one wins
     cmd.ext_fields = ext
 
 

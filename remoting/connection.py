@@ -149,19 +149,18 @@ class Endpoint:
 
     def _connection_made(self, conn: Connection) -> None:
         self.connections.add(conn)
-        for cb in self._on_open:
-            try:
-                cb(conn)
-            except Exception:
-                log.exception("%s: connection open listener failed for %s", self.name, conn.remote_addr)
+        self._notify(self._on_open, conn, "open")
 
     def _connection_lost(self, conn: Connection) -> None:
         self.connections.discard(conn)
-        for cb in self._on_close:
+        self._notify(self._on_close, conn, "close")
+
+    def _notify(self, listeners: list[Callable[[Connection], Any]], conn: Connection, event: str) -> None:
+        for cb in listeners:
             try:
                 cb(conn)
-            except Exception:
-                log.exception("%s: connection close listener failed for %s", self.name, conn.remote_addr)
+            except Exception:  # one failing listener neither stops the others nor the connection
+                log.exception("%s: connection %s listener failed for %s", self.name, event, conn.remote_addr)
 
     def _track(self, task: asyncio.Task) -> None:
         self._tasks.add(task)
