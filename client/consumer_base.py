@@ -11,20 +11,18 @@ import asyncio
 import logging
 
 from client.allocate_strategy import AllocateStrategy
-from client.client_config import ClientConfig
+from client.client_config import ClientConfig, group_config
 from client.consumer_common import (
     ConsumeFromWhere,
     default_consume_timestamp,
     make_subscription,
     parse_consume_timestamp,
 )
-from client.exceptions import MQClientError
 from client.mq_client_instance import MQClientInstance
 from client.offset_store import LocalFileOffsetStore, OffsetStore, ReadOffsetType, RemoteBrokerOffsetStore
 from client.pull_api_wrapper import PullAPIWrapper
 from client.rebalance_impl import MessageModel, RebalanceImpl
 from common.mixall import is_retry_topic
-from common.topic_validator import validate_group
 from remoting.body.consumer import MessageQueue
 from remoting.body.heartbeat import SubscriptionData
 
@@ -47,13 +45,8 @@ class ConsumerBase:
         allocate_strategy: AllocateStrategy,
         offset_store_dir: str | None,
     ):
-        err = validate_group(group)
-        if err:
-            raise MQClientError(err)
+        self.config = group_config(group, config, namesrv_addr)
         self.group = group
-        self.config = config or ClientConfig()
-        if namesrv_addr:
-            self.config.namesrv_addr = namesrv_addr
         self.message_model = message_model
         self.consume_from_where = consume_from_where
         self.consume_timestamp = consume_timestamp or default_consume_timestamp()

@@ -20,6 +20,7 @@ import asyncio
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from typing import Any
 
 from client.allocate_strategy import AllocateStrategy, allocate_averagely
@@ -392,6 +393,21 @@ class PushConsumer(ConsumerBase):
         for i in range(0, len(msgs), n):
             self._track(self._consume_concurrently(msgs[i:i + n], pq, mq))
 
+    async def _run_listener(self, msgs: list[MessageExt], ctx: Any, success: Any, gate: Any) -> Any:
+        """The listener's status for ``msgs`` (None when it threw), traced when tracing is on; the call
+        runs inside ``gate`` (the concurrency semaphore, or nothing for orderly consumption)."""
+        token = self.trace.before_consume(msgs) if self.trace is not None else None
+        threw = False
+        async with gate:
+            try:
+                status = await call_listener(self.listener, self._executor, msgs, ctx)
+            except Exception:
+                log.exception("%s: consume of %d messages from %s threw", self.group, len(msgs), ctx.message_queue)
+                status, threw = None, True
+        if token is not None:
+            self.trace.after_consume(token, status == success, _return_type(status, threw, success))
+        return status
+
     async def _consume_concurrently(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue) -> None:
         if pq.dropped:
             return
@@ -399,17 +415,7 @@ class PushConsumer(ConsumerBase):
         now = str(int(time.time() * 1000))
         for m in msgs:
             m.properties[MessageConst.CONSUME_START_TIME] = now
-        token = self.trace.before_consume(msgs) if self.trace is not None else None
-        threw = False
-        async with self._sem:
-            try:
-                status = await call_listener(self.listener, self._executor, msgs, ctx)
-            except Exception:
-                log.exception("%s: consume of %d messages from %s threw", self.group, len(msgs), mq)
-                status, threw = None, True
-        if token is not None:
-            self.trace.after_consume(token, status == ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
-                                     _return_type(status, threw, ConsumeConcurrentlyStatus.CONSUME_SUCCESS))
+        status = await self._run_listener(msgs, ctx, ConsumeConcurrentlyStatus.CONSUME_SUCCESS, self._sem)
         if pq.dropped:
             return
         if status == ConsumeConcurrentlyStatus.CONSUME_SUCCESS:
@@ -495,16 +501,7 @@ class PushConsumer(ConsumerBase):
                 if not msgs:
                     return
                 ctx = ConsumeOrderlyContext(mq)
-                token = self.trace.before_consume(msgs) if self.trace is not None else None
-                threw = False
-                try:
-                    status = await call_listener(self.listener, self._executor, msgs, ctx)
-                except Exception:
-                    log.exception("%s: orderly consume from %s threw", self.group, mq)
-                    status, threw = None, True
-                if token is not None:
-                    self.trace.after_consume(token, status == ConsumeOrderlyStatus.SUCCESS,
-                                             _return_type(status, threw, ConsumeOrderlyStatus.SUCCESS))
+                status = await self._run_listener(msgs, ctx, ConsumeOrderlyStatus.SUCCESS, nullcontext())
                 if pq.dropped:
                     return
                 if status == ConsumeOrderlyStatus.SUCCESS:
