@@ -271,7 +271,7 @@ class Connection(asyncio.Protocol):
             if cmd.flag & RPC_TYPE_RESPONSE:
                 entry = self._pending.pop(cmd.opaque, None)
                 if entry is not None:
-                    self._fail_entry(entry, err)
+                    self._settle(entry, None, err)
             elif not cmd.flag & RPC_ONEWAY:
                 self._wbuf.extend(self._encode_response(cmd, _error_response(_SYSTEM_ERROR, str(err))))
 
@@ -564,12 +564,7 @@ class Connection(asyncio.Protocol):
         if entry is None:
             log.debug("%s: response with unknown opaque %s from %s dropped", self._endpoint.name, cmd.opaque, self.remote_addr)
             return
-        fut = entry[1]
-        if fut is not None:
-            if not fut.done():
-                fut.set_result(cmd)
-        else:
-            _run_callback(entry[2], cmd, None)
+        self._settle(entry, cmd, None)
 
     def _sweep(self) -> None:
         """Fail requests past their deadline; re-arm for the earliest remaining one."""
@@ -589,19 +584,22 @@ class Connection(asyncio.Protocol):
             err = RemotingTimeoutError(
                 f"wait response on {self.remote_addr} timed out (code {entry[3]}, opaque {opaque})"
             )
-            self._fail_entry(entry, err)
+            self._settle(entry, None, err)
         if earliest is not math.inf and not self.closed:
             self._sweep_at = earliest
             self._sweep_handle = self._loop.call_at(earliest, self._sweep)
 
     @staticmethod
-    def _fail_entry(entry: list, err: BaseException) -> None:
+    def _settle(entry: list, cmd: RemotingCommand | None, err: BaseException | None) -> None:
+        """Complete a pending request with its response or its error: its future, else its callback."""
         fut = entry[1]
-        if fut is not None:
-            if not fut.done():
+        if fut is None:
+            _run_callback(entry[2], cmd, err)
+        elif not fut.done():
+            if err is None:
+                fut.set_result(cmd)
+            else:
                 fut.set_exception(err)
-        else:
-            _run_callback(entry[2], None, err)
 
     def _fail_pending(self, cause: BaseException) -> None:
         if self._sweep_handle is not None:
@@ -614,7 +612,7 @@ class Connection(asyncio.Protocol):
                 f"connection to {self.remote_addr} lost while request (code {entry[3]}, opaque {opaque}) was pending"
             )
             err.__cause__ = cause
-            self._fail_entry(entry, err)
+            self._settle(entry, None, err)
 
     # -- lifecycle -------------------------------------------------------------------
 
