@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import Iterator
 
-from remoting import new_event_loop
+from remoting import run
 
 REPORT_INTERVAL = 1.0
 
@@ -31,11 +31,7 @@ REPORT_INTERVAL = 1.0
 
 def _producer_worker(args, index: int, senders: int, quota: int, out: mp.Queue, stop_at: float) -> None:
     logging.getLogger("client").setLevel(logging.ERROR)
-    loop = new_event_loop()
-    try:
-        loop.run_until_complete(_produce(args, index, senders, quota, out, stop_at))
-    finally:
-        loop.close()
+    run(_produce(args, index, senders, quota, out, stop_at))
 
 
 async def _produce(args, index: int, senders: int, quota: int, out: mp.Queue, stop_at: float) -> None:
@@ -91,11 +87,7 @@ async def _produce(args, index: int, senders: int, quota: int, out: mp.Queue, st
 
 def _consumer_worker(args, index: int, out: mp.Queue, stop_at: float) -> None:
     logging.getLogger("client").setLevel(logging.ERROR)
-    loop = new_event_loop()
-    try:
-        loop.run_until_complete(_consume(args, index, out, stop_at))
-    finally:
-        loop.close()
+    run(_consume(args, index, out, stop_at))
 
 
 async def _consume(args, index: int, out: mp.Queue, stop_at: float) -> None:
