@@ -251,10 +251,20 @@ def _decode_binary_rest(cmd: RemotingCommand, mv: memoryview, p: int, end: int) 
     if qend > p:
         ext = {}
         q = p
-        while q < qend:
-            k, q = _span(mv, q, qend, _I16, "key")
-            key = _utf8(mv, k, q, "key")
-            v, q = _span(mv, q, qend, _I32, "value")
+        while q < qend:  # inline, not _span: this loop runs for every header field of every frame
+            if qend - q < 2:
+                raise RemoteProtocolError("binary header truncated before key")
+            (klen,) = _I16.unpack_from(mv, q)
+            k, q = q + 2, q + 2 + klen
+            if klen < 0 or q > qend:
+                raise RemoteProtocolError(f"binary header key length {klen} out of range")
+            key = _utf8(mv, k, q, "key")  # before the value is framed: a bad key text is answerable
+            if qend - q < 4:
+                raise RemoteProtocolError("binary header truncated before value")
+            (vlen,) = _I32.unpack_from(mv, q)
+            v, q = q + 4, q + 4 + vlen
+            if vlen < 0 or q > qend:
+                raise RemoteProtocolError(f"binary header value length {vlen} out of range")
             ext[key] = _utf8(mv, v, q, "value")  # a duplicate key: the last one wins
     cmd.ext_fields = ext
 
