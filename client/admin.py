@@ -15,7 +15,7 @@ from client.pull_api_wrapper import PullSysFlag, decompress_body
 from client.topic_publish_info import route_to_subscribe_info, sort_key
 from common.message import MessageConst, MessageExt, decode_messages, decode_offset_msg_id
 from common.mixall import get_retry_topic
-from remoting import RemotingClient, RequestCode, ResponseCode, fastjson
+from remoting import RemotingClient, RemotingCommand, RequestCode, ResponseCode, fastjson
 from remoting.body.admin import GroupList, TopicOffset, TopicStatsTable
 from remoting.body.admin_extra import (
     ProducerTableInfo,
@@ -238,12 +238,7 @@ class MQAdmin:
 
     async def consume_message_directly(self, group: str, client_id: str, offset_msg_id: str) -> dict:
         """CONSUME_MESSAGE_DIRECTLY: have one consumer run its listener on one stored message."""
-        try:
-            (host, port), offset = decode_offset_msg_id(offset_msg_id)
-        except ValueError as e:
-            raise MQClientError(f"bad offset message id {offset_msg_id!r}: {e}") from e
-        addr = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        raw = await self._call(addr, RequestCode.VIEW_MESSAGE_BY_ID, ViewMessageRequestHeader(offset=offset))
+        addr, raw = await self._view_by_id(offset_msg_id)
         h = ConsumeMessageDirectlyResultRequestHeader(consumerGroup=group, clientId=client_id, msgId=offset_msg_id)
         resp = await self._relay(group, RequestCode.CONSUME_MESSAGE_DIRECTLY, h, raw.body, prefer=addr)
         return fastjson.loads(resp.body) if resp.body else {}
@@ -281,17 +276,21 @@ class MQAdmin:
 
     async def view_message(self, offset_msg_id: str) -> MessageExt:
         """The message of an offset msgId (VIEW_MESSAGE_BY_ID at the broker encoded in the id)."""
-        try:
-            (host, port), offset = decode_offset_msg_id(offset_msg_id)
-        except ValueError as e:
-            raise MQClientError(f"bad offset message id {offset_msg_id!r}: {e}") from e
-        addr = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        resp = await self._call(addr, RequestCode.VIEW_MESSAGE_BY_ID, ViewMessageRequestHeader(offset=offset))
+        _addr, resp = await self._view_by_id(offset_msg_id)
         msgs = decode_messages(resp.body or b"")
         if not msgs:
             raise MQClientError(f"message {offset_msg_id} not found")
         decompress_body(msgs[0])
         return msgs[0]
+
+    async def _view_by_id(self, offset_msg_id: str) -> tuple[str, RemotingCommand]:
+        """(broker address, VIEW_MESSAGE_BY_ID answer) of the broker and offset an offset msgId encodes."""
+        try:
+            (host, port), offset = decode_offset_msg_id(offset_msg_id)
+        except ValueError as e:
+            raise MQClientError(f"bad offset message id {offset_msg_id!r}: {e}") from e
+        addr = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        return addr, await self._call(addr, RequestCode.VIEW_MESSAGE_BY_ID, ViewMessageRequestHeader(offset=offset))
 
     async def query_message(self, topic: str, key: str, max_num: int = 64, begin: int = 0, end: int = LONG_MAX,
                             unique_key: bool = False) -> list[MessageExt]:

@@ -142,19 +142,19 @@ class MQAdminExt(MQAdmin):
         return dict(KVTable.from_json(check(resp).body).table) if resp.body else {}
 
     async def wipe_write_perm(self, broker_name: str, addrs: list[str] | None = None) -> dict[str, int]:
-        out = {}
-        for addr in self._namesrvs(addrs):
-            resp = await self._call(addr, RequestCode.WIPE_WRITE_PERM_OF_BROKER,
-                                    WipeWritePermOfBrokerRequestHeader(brokerName=broker_name))
-            out[addr] = int((resp.ext_fields or {}).get("wipeTopicCount", 0) or 0)
-        return out
+        return await self._write_perm(RequestCode.WIPE_WRITE_PERM_OF_BROKER,
+                                      WipeWritePermOfBrokerRequestHeader(brokerName=broker_name), "wipeTopicCount", addrs)
 
     async def add_write_perm(self, broker_name: str, addrs: list[str] | None = None) -> dict[str, int]:
+        return await self._write_perm(RequestCode.ADD_WRITE_PERM_OF_BROKER,
+                                      AddWritePermOfBrokerRequestHeader(brokerName=broker_name), "addTopicCount", addrs)
+
+    async def _write_perm(self, code: int, header: Any, count_key: str, addrs: list[str] | None) -> dict[str, int]:
+        """Ask each NameServer to change a broker's write permission: {namesrv: topics changed}."""
         out = {}
         for addr in self._namesrvs(addrs):
-            resp = await self._call(addr, RequestCode.ADD_WRITE_PERM_OF_BROKER,
-                                    AddWritePermOfBrokerRequestHeader(brokerName=broker_name))
-            out[addr] = int((resp.ext_fields or {}).get("addTopicCount", 0) or 0)
+            resp = await self._call(addr, code, header)
+            out[addr] = int((resp.ext_fields or {}).get(count_key, 0) or 0)
         return out
 
     # -- offsets and store maintenance ----------------------------------------------------------------

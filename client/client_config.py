@@ -7,10 +7,12 @@ import time
 from dataclasses import dataclass, field
 
 from client.acl import AclClientRPCHook, SessionCredentials
+from client.exceptions import MQClientError
 from client.message_id import local_ip
+from common.topic_validator import validate_group
 from remoting.tls import TlsSystemConfig
 
-__all__ = ["ClientConfig", "namesrv_from_env"]
+__all__ = ["ClientConfig", "namesrv_from_env", "group_config"]
 
 
 def namesrv_from_env() -> str | None:
@@ -65,3 +67,15 @@ class ClientConfig:
         if self.unit_name:
             cid += f"@{self.unit_name}"
         return cid
+
+
+def group_config(group: str, config: ClientConfig | None, namesrv_addr: str | None) -> ClientConfig:
+    """The config a producer or consumer of ``group`` runs with (``namesrv_addr`` overrides the
+    config's); MQClientError for a group name RocketMQ refuses."""
+    err = validate_group(group)
+    if err:
+        raise MQClientError(err)
+    config = config or ClientConfig()
+    if namesrv_addr:
+        config.namesrv_addr = namesrv_addr
+    return config

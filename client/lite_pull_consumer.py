@@ -18,23 +18,20 @@ from dataclasses import dataclass, field
 
 from client.allocate_strategy import AllocateStrategy, allocate_averagely
 from client.client_config import ClientConfig
+from client.consumer_base import ConsumerBase
 from client.consumer_common import (
     ConsumeFromWhere,
-    default_consume_timestamp,
     make_subscription,
-    parse_consume_timestamp,
 )
 from client.exceptions import MQClientError
-from client.mq_client_instance import MQClientInstance
-from client.offset_store import LocalFileOffsetStore, OffsetStore, ReadOffsetType, RemoteBrokerOffsetStore
+from client.offset_store import ReadOffsetType, RemoteBrokerOffsetStore
 from client.process_queue import ProcessQueue
-from client.pull_api_wrapper import PullAPIWrapper, PullStatus, PullSysFlag
-from client.rebalance_impl import MessageModel, RebalanceImpl
+from client.pull_api_wrapper import PullStatus, PullSysFlag
+from client.rebalance_impl import MessageModel
 from client.topic_publish_info import route_to_subscribe_info, sort_key
 from common.message import MessageExt
-from common.topic_validator import validate_group
 from remoting.body.consumer import MessageQueue
-from remoting.body.heartbeat import ConsumerData, SubscriptionData
+from remoting.body.heartbeat import ConsumerData
 
 __all__ = ["LitePullConsumer"]
 
@@ -66,7 +63,7 @@ class _ConsumeRequest:
     pq: ProcessQueue = field(repr=False, default=None)
 
 
-class LitePullConsumer:
+class LitePullConsumer(ConsumerBase):
     """See the module docstring."""
 
     def __init__(
@@ -87,34 +84,18 @@ class LitePullConsumer:
         poll_timeout: float = 5.0,
         offset_store_dir: str | None = None,
     ):
-        err = validate_group(group)
-        if err:
-            raise MQClientError(err)
-        self.group = group
-        self.config = config or ClientConfig()
-        if namesrv_addr:
-            self.config.namesrv_addr = namesrv_addr
-        self.message_model = message_model
-        self.consume_from_where = consume_from_where
-        self.consume_timestamp = consume_timestamp or default_consume_timestamp()
-        self.allocate_strategy = allocate_strategy
+        super().__init__(group, namesrv_addr, config, message_model, consume_from_where, consume_timestamp,
+                         allocate_strategy, offset_store_dir)
         self.pull_batch_size = pull_batch_size
         self.auto_commit = auto_commit
         self.auto_commit_interval = auto_commit_interval
         self.pull_threshold_for_queue = pull_threshold_for_queue
         self.pull_threshold_size_for_queue = pull_threshold_size_for_queue
         self.poll_timeout = poll_timeout
-        self.offset_store_dir = offset_store_dir
-        self.subscriptions: dict[str, SubscriptionData] = {}
         self.assigned: set[MessageQueue] | None = None
-        self.instance: MQClientInstance | None = None
-        self.rebalance: RebalanceImpl | None = None
-        self.offset_store: OffsetStore | None = None
-        self.pull_api: PullAPIWrapper | None = None
         self.states: dict[MessageQueue, _QueueState] = {}
         self._requests: asyncio.Queue[_ConsumeRequest] = asyncio.Queue()
         self._last_commit = time.monotonic()
-        self._running = False
 
     # -- configuration ---------------------------------------------------------------------------------
 
@@ -122,10 +103,7 @@ class LitePullConsumer:
         """Subscribe (group rebalancing); cannot be mixed with :meth:`assign`."""
         if self.assigned is not None:
             raise MQClientError("Subscribe and assign are mutually exclusive.")
-        self.subscriptions[topic] = make_subscription(topic, expression, expression_type)
-        if self.rebalance is not None:
-            self.rebalance.subscription_inner[topic] = self.subscriptions[topic]
-            asyncio.get_running_loop().create_task(self._refresh_routes_and_rebalance())
+        super().subscribe(topic, expression, expression_type)
 
     def assign(self, mqs) -> None:
         """Consume exactly these queues (no rebalancing)."""
@@ -135,26 +113,12 @@ class LitePullConsumer:
         if self.instance is not None:
             self._update_assigned(self.assigned)
 
-    @property
-    def client_id(self) -> str:
-        return self.instance.client_id if self.instance else ""
-
     # -- lifecycle ------------------------------------------------------------------------------------------
 
     async def start(self) -> None:
         if self.instance is not None:
             return
-        self._running = True
-        inst = MQClientInstance(self.config)
-        self.instance = inst
-        self.rebalance = RebalanceImpl(inst, self.group, self.message_model, self, self.allocate_strategy)
-        self.rebalance.subscription_inner.update(self.subscriptions)
-        if self.message_model == MessageModel.CLUSTERING:
-            self.offset_store = RemoteBrokerOffsetStore(inst, self.group)
-        else:
-            self.offset_store = LocalFileOffsetStore(inst.client_id, self.group, self.offset_store_dir)
-        await self.offset_store.load()
-        self.pull_api = PullAPIWrapper(inst, self.group)
+        inst = await self._start_instance()
         inst.register_consumer(self.group, self)
         await inst.start()
         if self.assigned is not None:
@@ -166,15 +130,6 @@ class LitePullConsumer:
             self._update_assigned(self.assigned)
         else:
             await self._refresh_routes_and_rebalance()
-
-    async def _refresh_routes_and_rebalance(self) -> None:
-        for topic in list(self.rebalance.subscription_inner):
-            try:
-                await self.instance.update_topic_route_from_namesrv(topic)
-            except Exception as e:
-                log.info("%s: route of %s unavailable: %s", self.group, topic, e)
-        await self.instance.send_heartbeat_to_all_brokers()
-        self.instance.rebalance_immediately()
 
     async def shutdown(self) -> None:
         if self.instance is None:
@@ -191,13 +146,6 @@ class LitePullConsumer:
             await self.offset_store.persist_all(list(self.states))
         inst, self.instance = self.instance, None
         await inst.shutdown()
-
-    async def __aenter__(self) -> LitePullConsumer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        await self.shutdown()
 
     # -- application API --------------------------------------------------------------------------------------
 
@@ -296,13 +244,6 @@ class LitePullConsumer:
             return sorted({mq.topic for mq in self.assigned})
         return list(self.rebalance.subscription_inner) if self.rebalance else list(self.subscriptions)
 
-    def has_subscribe_info(self, topic: str) -> bool:
-        return self.rebalance is not None and topic in self.rebalance.topic_subscribe_info
-
-    def update_topic_subscribe_info(self, topic: str, mqs: set) -> None:
-        if self.rebalance is not None and topic in self.rebalance.subscription_inner:
-            self.rebalance.topic_subscribe_info[topic] = set(mqs)
-
     def consumer_data(self) -> ConsumerData:
         subs = [] if self.assigned is not None else list(self.rebalance.subscription_inner.values())
         return ConsumerData(groupName=self.group, consumeType="CONSUME_ACTIVELY", messageModel=self.message_model,
@@ -352,23 +293,6 @@ class LitePullConsumer:
         await self.offset_store.persist(mq)
         self.offset_store.remove_offset(mq)
         return True
-
-    async def compute_pull_from_where(self, mq: MessageQueue) -> int:
-        last = await self.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
-        if last >= 0:
-            return last
-        if last != -1:
-            return -1
-        try:
-            if self.consume_from_where == ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
-                return 0
-            if self.consume_from_where == ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
-                return await self.instance.api.search_offset(self._master_addr(mq), mq,
-                                                             parse_consume_timestamp(self.consume_timestamp))
-            return await self.instance.api.get_max_offset(self._master_addr(mq), mq)
-        except Exception as e:
-            log.info("%s: start offset of %s unknown: %s", self.group, mq, e)
-            return -1
 
     def dispatch_pull_request(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
         st = _QueueState(pq=pq, consume_offset=offset, pull_offset=offset)

@@ -18,7 +18,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from client.client_config import ClientConfig
+from client.client_config import ClientConfig, group_config
 from client.exceptions import MQBrokerError, MQClientError, RequestTimeoutError
 from client.message import Message, MessageBatch, MessageQueue, SendResult, SendStatus
 from client.message_accumulator import MessageAccumulator
@@ -31,7 +31,7 @@ from client.trace.async_trace_dispatcher import AsyncTraceDispatcher
 from client.trace.trace_hooks import TraceHooks
 from common.message import MessageConst, MessageSysFlag, encode_batch_body, properties_to_string
 from common.mixall import DEFAULT_PRODUCER_GROUP, DEFAULT_TOPIC, RETRY_GROUP_TOPIC_PREFIX
-from common.topic_validator import check_topic, is_not_allowed_send_topic, validate_group
+from common.topic_validator import check_topic, is_not_allowed_send_topic
 from common.util import java_string_hash
 from remoting import RemotingCommand, RemotingError, RequestCode, ResponseCode
 from remoting.body.route import TopicRouteData
@@ -94,13 +94,8 @@ class Producer:
         enable_msg_trace: bool = False,
         custom_trace_topic: str | None = None,
     ):
-        err = validate_group(group)
-        if err:
-            raise MQClientError(err)
+        self.config = group_config(group, config, namesrv_addr)
         self.group = group
-        self.config = config or ClientConfig()
-        if namesrv_addr:
-            self.config.namesrv_addr = namesrv_addr
         self.send_msg_timeout = send_msg_timeout
         self.retry_times_when_send_failed = retry_times_when_send_failed
         self.retry_times_when_send_async_failed = retry_times_when_send_async_failed

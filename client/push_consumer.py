@@ -20,10 +20,12 @@ import asyncio
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from typing import Any
 
 from client.allocate_strategy import AllocateStrategy, allocate_averagely
 from client.client_config import ClientConfig
+from client.consumer_base import ConsumerBase
 from client.consumer_common import (
     ConsumeConcurrentlyContext,
     ConsumeConcurrentlyStatus,
@@ -31,25 +33,21 @@ from client.consumer_common import (
     ConsumeOrderlyContext,
     ConsumeOrderlyStatus,
     call_listener,
-    default_consume_timestamp,
     make_subscription,
-    parse_consume_timestamp,
 )
 from client.exceptions import MQClientError
 from client.message import Message, msg_id_of
-from client.mq_client_instance import MQClientInstance
-from client.offset_store import LocalFileOffsetStore, OffsetStore, ReadOffsetType, RemoteBrokerOffsetStore
+from client.offset_store import RemoteBrokerOffsetStore
 from client.process_queue import REBALANCE_LOCK_INTERVAL, ProcessQueue
 from client.producer import Producer
-from client.pull_api_wrapper import PullAPIWrapper, PullStatus, PullSysFlag, restore_retry_topic
-from client.rebalance_impl import MessageModel, RebalanceImpl
+from client.pull_api_wrapper import PullStatus, PullSysFlag, restore_retry_topic
+from client.rebalance_impl import MessageModel
 from client.trace.async_trace_dispatcher import AsyncTraceDispatcher
 from client.trace.trace_hooks import ConsumeReturnType, TraceHooks
 from common.message import MessageConst, MessageExt
-from common.mixall import CLIENT_INNER_PRODUCER_GROUP, get_retry_topic, is_retry_topic
-from common.topic_validator import validate_group
+from common.mixall import CLIENT_INNER_PRODUCER_GROUP, get_retry_topic
 from remoting.body.consumer import MessageQueue
-from remoting.body.heartbeat import ConsumerData, SubscriptionData
+from remoting.body.heartbeat import ConsumerData
 from remoting.header.broker import ConsumerSendMsgBackRequestHeader
 
 __all__ = ["PushConsumer", "MessageModel"]
@@ -63,7 +61,7 @@ PULL_TIME_DELAY_WHEN_FLOW_CONTROL = 0.05
 LOCAL_RETRY_DELAY = 5.0
 
 
-class PushConsumer:
+class PushConsumer(ConsumerBase):
     """See the module docstring."""
 
     def __init__(
@@ -91,17 +89,8 @@ class PushConsumer:
         enable_msg_trace: bool = False,
         custom_trace_topic: str | None = None,
     ):
-        err = validate_group(group)
-        if err:
-            raise MQClientError(err)
-        self.group = group
-        self.config = config or ClientConfig()
-        if namesrv_addr:
-            self.config.namesrv_addr = namesrv_addr
-        self.message_model = message_model
-        self.consume_from_where = consume_from_where
-        self.consume_timestamp = consume_timestamp or default_consume_timestamp()
-        self.allocate_strategy = allocate_strategy
+        super().__init__(group, namesrv_addr, config, message_model, consume_from_where, consume_timestamp,
+                         allocate_strategy, offset_store_dir)
         self.consume_thread_min = consume_thread_min
         self.consume_thread_max = max(consume_thread_max, 1)
         self.consume_message_batch_max_size = max(consume_message_batch_max_size, 1)
@@ -112,19 +101,13 @@ class PushConsumer:
         self.pull_interval = pull_interval
         self.max_reconsume_times = max_reconsume_times
         self.suspend_current_queue_time_millis = suspend_current_queue_time_millis
-        self.offset_store_dir = offset_store_dir
         self.post_subscription_when_pull = post_subscription_when_pull
         # message trace (RocketMQ 4.x format): SubBefore / SubAfter records through an async dispatcher
         self.enable_msg_trace = enable_msg_trace
         self.custom_trace_topic = custom_trace_topic
         self.trace: TraceHooks | None = None
-        self.subscriptions: dict[str, SubscriptionData] = {}
         self.listener = None
         self.orderly = False
-        self.instance: MQClientInstance | None = None
-        self.rebalance: RebalanceImpl | None = None
-        self.offset_store: OffsetStore | None = None
-        self.pull_api: PullAPIWrapper | None = None
         self._executor: ThreadPoolExecutor | None = None
         self._sem: asyncio.Semaphore | None = None
         self._pull_tasks: dict[MessageQueue, asyncio.Task] = {}
@@ -132,19 +115,11 @@ class PushConsumer:
         self._queue_locks: dict[MessageQueue, asyncio.Lock] = {}
         self._inner_producer: Producer | None = None
         self._lock_task: asyncio.Task | None = None
-        self._running = False
         self._stale_routes: set[str] = set()
         self.consumed_ok = 0
         self.consumed_failed = 0
 
     # -- configuration -----------------------------------------------------------------------------
-
-    def subscribe(self, topic: str, expression: str = "*", expression_type: str = "TAG") -> None:
-        """Subscribe to ``topic`` with a tag expression (``"a || b"``, ``"*"``) or SQL92 (``expression_type="SQL92"``)."""
-        self.subscriptions[topic] = make_subscription(topic, expression, expression_type)
-        if self.rebalance is not None:
-            self.rebalance.subscription_inner[topic] = self.subscriptions[topic]
-            asyncio.get_running_loop().create_task(self._after_subscription_change())
 
     def unsubscribe(self, topic: str) -> None:
         self.subscriptions.pop(topic, None)
@@ -161,10 +136,6 @@ class PushConsumer:
         self.listener = listener
         self.orderly = True
 
-    @property
-    def client_id(self) -> str:
-        return self.instance.client_id if self.instance else ""
-
     def _max_reconsume(self) -> int:
         return 16 if self.max_reconsume_times == -1 else self.max_reconsume_times
 
@@ -177,19 +148,10 @@ class PushConsumer:
             raise MQClientError("messageListener is null")
         if not self.subscriptions:
             raise MQClientError("no subscription: call subscribe() before start()")
-        self._running = True
-        inst = MQClientInstance(self.config)
-        self.instance = inst
-        self.rebalance = RebalanceImpl(inst, self.group, self.message_model, self, self.allocate_strategy)
-        self.rebalance.subscription_inner.update(self.subscriptions)
+        inst = await self._start_instance()
         if self.message_model == MessageModel.CLUSTERING:
             retry = get_retry_topic(self.group)
             self.rebalance.subscription_inner[retry] = make_subscription(retry, "*")
-            self.offset_store = RemoteBrokerOffsetStore(inst, self.group)
-        else:
-            self.offset_store = LocalFileOffsetStore(inst.client_id, self.group, self.offset_store_dir)
-        await self.offset_store.load()
-        self.pull_api = PullAPIWrapper(inst, self.group)
         self._executor = ThreadPoolExecutor(self.consume_thread_max, thread_name_prefix=f"Consume_{self.group}")
         self._sem = asyncio.Semaphore(self.consume_thread_max)
         inst.register_consumer(self.group, self)
@@ -200,19 +162,9 @@ class PushConsumer:
             dispatcher = AsyncTraceDispatcher(self.group, self.config, self.custom_trace_topic)
             await dispatcher.start()
             self.trace = TraceHooks(dispatcher, self.group)
-        await self._after_subscription_change()
+        await self._refresh_routes_and_rebalance()
         if self.orderly and self.message_model == MessageModel.CLUSTERING:
             self._lock_task = asyncio.get_running_loop().create_task(self._lock_renewal())
-
-    async def _after_subscription_change(self) -> None:
-        inst = self.instance
-        for topic in list(self.rebalance.subscription_inner):
-            try:
-                await inst.update_topic_route_from_namesrv(topic)
-            except Exception as e:
-                log.info("%s: route of %s not available yet: %s", self.group, topic, e)
-        await inst.send_heartbeat_to_all_brokers()
-        inst.rebalance_immediately()
 
     async def shutdown(self) -> None:
         """Stop pulling, let running listeners finish, persist offsets, unlock, unregister."""
@@ -239,24 +191,10 @@ class PushConsumer:
         await inst.shutdown()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    async def __aenter__(self) -> PushConsumer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        await self.shutdown()
-
     # -- ConsumerInner ----------------------------------------------------------------------------------
 
     def subscribe_topics(self) -> list[str]:
         return list(self.rebalance.subscription_inner) if self.rebalance else list(self.subscriptions)
-
-    def has_subscribe_info(self, topic: str) -> bool:
-        return self.rebalance is not None and topic in self.rebalance.topic_subscribe_info
-
-    def update_topic_subscribe_info(self, topic: str, mqs: set) -> None:
-        if self.rebalance is not None and topic in self.rebalance.subscription_inner:
-            self.rebalance.topic_subscribe_info[topic] = set(mqs)
 
     def consumer_data(self) -> ConsumerData:
         subs = list(self.rebalance.subscription_inner.values()) if self.rebalance else list(self.subscriptions.values())
@@ -354,26 +292,6 @@ class PushConsumer:
                 await self.rebalance.unlock(mq)
         return True
 
-    async def compute_pull_from_where(self, mq: MessageQueue) -> int:
-        last = await self.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
-        if last >= 0:
-            return last
-        if last != -1:
-            return -1
-        cfw = self.consume_from_where
-        try:
-            if cfw == ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
-                return 0
-            if is_retry_topic(mq.topic):
-                return 0 if cfw == ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET else await self._max_offset(mq)
-            if cfw == ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
-                addr = self._master_addr(mq)
-                return await self.instance.api.search_offset(addr, mq, parse_consume_timestamp(self.consume_timestamp))
-            return await self._max_offset(mq)
-        except Exception as e:
-            log.info("%s: start offset of %s unknown: %s", self.group, mq, e)
-            return -1
-
     def _master_addr(self, mq: MessageQueue) -> str:
         addr = self.instance.find_broker_address_in_publish(mq.brokerName)
         if addr is None:
@@ -381,9 +299,6 @@ class PushConsumer:
         if addr is None:
             raise MQClientError(f"The broker[{mq.brokerName}] not exist")
         return addr
-
-    async def _max_offset(self, mq: MessageQueue) -> int:
-        return await self.instance.api.get_max_offset(self._master_addr(mq), mq)
 
     def dispatch_pull_request(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
         old = self._pull_tasks.get(mq)
@@ -478,6 +393,21 @@ class PushConsumer:
         for i in range(0, len(msgs), n):
             self._track(self._consume_concurrently(msgs[i:i + n], pq, mq))
 
+    async def _run_listener(self, msgs: list[MessageExt], ctx: Any, success: Any, gate: Any) -> Any:
+        """The listener's status for ``msgs`` (None when it threw), traced when tracing is on; the call
+        runs inside ``gate`` (the concurrency semaphore, or nothing for orderly consumption)."""
+        token = self.trace.before_consume(msgs) if self.trace is not None else None
+        threw = False
+        async with gate:
+            try:
+                status = await call_listener(self.listener, self._executor, msgs, ctx)
+            except Exception:
+                log.exception("%s: consume of %d messages from %s threw", self.group, len(msgs), ctx.message_queue)
+                status, threw = None, True
+        if token is not None:
+            self.trace.after_consume(token, status == success, _return_type(status, threw, success))
+        return status
+
     async def _consume_concurrently(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue) -> None:
         if pq.dropped:
             return
@@ -485,17 +415,7 @@ class PushConsumer:
         now = str(int(time.time() * 1000))
         for m in msgs:
             m.properties[MessageConst.CONSUME_START_TIME] = now
-        token = self.trace.before_consume(msgs) if self.trace is not None else None
-        threw = False
-        async with self._sem:
-            try:
-                status = await call_listener(self.listener, self._executor, msgs, ctx)
-            except Exception:
-                log.exception("%s: consume of %d messages from %s threw", self.group, len(msgs), mq)
-                status, threw = None, True
-        if token is not None:
-            self.trace.after_consume(token, status == ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
-                                     _return_type(status, threw, ConsumeConcurrentlyStatus.CONSUME_SUCCESS))
+        status = await self._run_listener(msgs, ctx, ConsumeConcurrentlyStatus.CONSUME_SUCCESS, self._sem)
         if pq.dropped:
             return
         if status == ConsumeConcurrentlyStatus.CONSUME_SUCCESS:
@@ -581,16 +501,7 @@ class PushConsumer:
                 if not msgs:
                     return
                 ctx = ConsumeOrderlyContext(mq)
-                token = self.trace.before_consume(msgs) if self.trace is not None else None
-                threw = False
-                try:
-                    status = await call_listener(self.listener, self._executor, msgs, ctx)
-                except Exception:
-                    log.exception("%s: orderly consume from %s threw", self.group, mq)
-                    status, threw = None, True
-                if token is not None:
-                    self.trace.after_consume(token, status == ConsumeOrderlyStatus.SUCCESS,
-                                             _return_type(status, threw, ConsumeOrderlyStatus.SUCCESS))
+                status = await self._run_listener(msgs, ctx, ConsumeOrderlyStatus.SUCCESS, nullcontext())
                 if pq.dropped:
                     return
                 if status == ConsumeOrderlyStatus.SUCCESS:

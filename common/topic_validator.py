@@ -81,24 +81,23 @@ def validate_topic(topic: str | None) -> str | None:
 def check_topic(topic: str | None) -> str | None:
     """The client side's check (4.9.7 Validators.checkTopic): same names accepted, its own texts and
     order (blank, length, illegal characters); None when legal."""
-    if topic is None or not topic.strip():
-        return "The specified topic is blank"
-    if len(topic) > TOPIC_MAX_LENGTH:
-        return f"The specified topic is longer than topic max length {TOPIC_MAX_LENGTH}."
-    if is_topic_or_group_illegal(topic):
-        return f"The specified topic[{topic}] contains illegal characters, allowing only {_VALID_TEXT}"
-    return None
+    return _name_error(topic, "The specified topic", "topic", TOPIC_MAX_LENGTH)
 
 
 def validate_group(group: str | None) -> str | None:
     """None when ``group`` is a legal group name, else why not (4.9.7 Validators.checkGroup's texts
     and order: blank, length, illegal characters)."""
-    if group is None or not group.strip():
-        return "the specified group is blank"
-    if len(group) > GROUP_MAX_LENGTH:
-        return f"the specified group is longer than group max length {GROUP_MAX_LENGTH}."
-    if is_topic_or_group_illegal(group):
-        return f"the specified group[{group}] contains illegal characters, allowing only {_VALID_TEXT}"
+    return _name_error(group, "the specified group", "group", GROUP_MAX_LENGTH)
+
+
+def _name_error(name: str | None, subject: str, kind: str, max_length: int) -> str | None:
+    # Validators' texts differ only in subject (its capital letter included) and limit
+    if name is None or not name.strip():
+        return f"{subject} is blank"
+    if len(name) > max_length:
+        return f"{subject} is longer than {kind} max length {max_length}."
+    if is_topic_or_group_illegal(name):
+        return f"{subject}[{name}] contains illegal characters, allowing only {_VALID_TEXT}"
     return None
 
 

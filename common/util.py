@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
@@ -9,7 +10,15 @@ import time
 
 from common.speedups import java_hash as _java_hash
 
-__all__ = ["java_string_hash", "tags_code", "now_ms", "time_millis_to_human_string2", "write_file_atomic", "read_file_with_bak"]
+__all__ = [
+    "java_string_hash",
+    "tags_code",
+    "now_ms",
+    "time_millis_to_human_string2",
+    "write_file_atomic",
+    "read_file_with_bak",
+    "cancel_and_wait",
+]
 
 
 def java_string_hash(s: str) -> int:
@@ -83,3 +92,14 @@ def read_file_with_bak(path: str) -> str | None:
         if text.strip():
             return text
     return None
+
+
+async def cancel_and_wait(task: asyncio.Task | None) -> None:
+    """Cancel a background task and wait until it has ended (nothing for None): a service's stop."""
+    if task is None:
+        return
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass

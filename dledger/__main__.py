@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import signal
 import sys
 
 from common.config import ConfigError, apply_properties, load_properties_file, parse_properties, unknown_keys
+from common.process import stop_on_signals
 from dledger.config import DLedgerConfig
 from dledger.protocol import Role
 from dledger.server import DLedgerServer
@@ -44,11 +44,7 @@ async def serve(cfg: DLedgerConfig) -> None:
     server = DLedgerServer(cfg, on_role_change=on_role_change)
     await server.start()
     print(f"dledger {cfg.group}#{cfg.selfId} listening on {cfg.peer_map()[cfg.selfId]}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    await stop_on_signals().wait()
     await server.stop()
 
 

@@ -10,8 +10,9 @@ answers, as the remoting ``opaque`` does).
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import orjson
 
@@ -322,15 +323,8 @@ class PushEntryRequest(Message):
 
     # The replication hot path: field by field (same result as Message.to_json/from_json).
     def to_json(self) -> dict:
-        out: dict = {"code": int(self.code), "commitIndex": self.commit_index, "term": self.term}
-        if self.group is not None:
-            out["group"] = self.group
-        if self.remote_id is not None:
-            out["remoteId"] = self.remote_id
-        if self.local_id is not None:
-            out["localId"] = self.local_id
-        if self.leader_id is not None:
-            out["leaderId"] = self.leader_id
+        out = _common_json(self)
+        out["commitIndex"] = self.commit_index
         if self.type is not None:
             out["type"] = _PUSH_TYPE_VALUE[self.type]
         if self.entry is not None:
@@ -345,17 +339,38 @@ class PushEntryRequest(Message):
         e = g("entry")
         batch = g("batchEntry")
         return cls(
-            group=g("group", ""),
-            remote_id=g("remoteId"),
-            local_id=g("localId"),
-            code=g("code", DLedgerResponseCode.SUCCESS),
-            leader_id=g("leaderId"),
-            term=g("term", -1),
+            **_common_kwargs(g),
             commit_index=g("commitIndex", -1),
             type=_push_type(d["type"]) if "type" in d else PushType.APPEND,
             entry=DLedgerEntry.from_json(e) if e is not None else None,
             batch_entry=[DLedgerEntry.from_json(x) for x in batch] if batch else [],
         )
+
+
+def _common_json(m: Message) -> dict:
+    """The RequestOrResponse fields of a PUSH message, written field by field for the hot path."""
+    out: dict = {"code": int(m.code), "term": m.term}
+    if m.group is not None:
+        out["group"] = m.group
+    if m.remote_id is not None:
+        out["remoteId"] = m.remote_id
+    if m.local_id is not None:
+        out["localId"] = m.local_id
+    if m.leader_id is not None:
+        out["leaderId"] = m.leader_id
+    return out
+
+
+def _common_kwargs(g: Callable[..., Any]) -> dict:
+    """The RequestOrResponse fields of a PUSH body (``g`` is its dict's ``get``)."""
+    return {
+        "group": g("group", ""),
+        "remote_id": g("remoteId"),
+        "local_id": g("localId"),
+        "code": g("code", DLedgerResponseCode.SUCCESS),
+        "leader_id": g("leaderId"),
+        "term": g("term", -1),
+    }
 
 
 def _push_type(v) -> PushType:
@@ -373,21 +388,10 @@ class PushEntryResponse(Message):
     count: int = 1
 
     def to_json(self) -> dict:
-        out: dict = {
-            "beginIndex": self.begin_index,
-            "code": int(self.code),
-            "count": self.count,
-            "endIndex": self.end_index,
-            "term": self.term,
-        }
-        if self.group is not None:
-            out["group"] = self.group
-        if self.remote_id is not None:
-            out["remoteId"] = self.remote_id
-        if self.local_id is not None:
-            out["localId"] = self.local_id
-        if self.leader_id is not None:
-            out["leaderId"] = self.leader_id
+        out = _common_json(self)
+        out["beginIndex"] = self.begin_index
+        out["count"] = self.count
+        out["endIndex"] = self.end_index
         if self.index is not None:
             out["index"] = self.index
         return out
@@ -396,12 +400,7 @@ class PushEntryResponse(Message):
     def from_json(cls, d: dict) -> PushEntryResponse:
         g = d.get
         return cls(
-            group=g("group", ""),
-            remote_id=g("remoteId"),
-            local_id=g("localId"),
-            code=g("code", DLedgerResponseCode.SUCCESS),
-            leader_id=g("leaderId"),
-            term=g("term", -1),
+            **_common_kwargs(g),
             index=g("index"),
             begin_index=g("beginIndex", -1),
             end_index=g("endIndex", -1),

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from common.metrics_exporter import validate_metrics_keys
-from common.util import now_ms, write_file_atomic
+from common.util import cancel_and_wait, now_ms, write_file_atomic
 from namesrv.config import NamesrvConfig
 from namesrv.default_request_processor import DefaultRequestProcessor
 from namesrv.kv_config_manager import KVConfigManager
@@ -82,13 +82,8 @@ class NamesrvController:
 
     async def stop(self, grace: float = 5.0) -> None:
         """Stop scanning, close the server, finish pending file writes."""
-        if self._scan_task is not None:
-            self._scan_task.cancel()
-            try:
-                await self._scan_task
-            except asyncio.CancelledError:
-                pass
-            self._scan_task = None
+        await cancel_and_wait(self._scan_task)
+        self._scan_task = None
         await self.server.stop(grace)
         if self.metrics is not None:
             await self.metrics.stop()

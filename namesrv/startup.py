@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import sys
 
 from common.config import (
@@ -25,6 +24,7 @@ from common.config import (
     unknown_keys,
 )
 from common.metrics_exporter import MetricsStartError
+from common.process import stop_on_signals
 from namesrv.config import NamesrvConfig
 from remoting.tls import TlsSystemConfig
 
@@ -105,11 +105,7 @@ async def serve(config: NamesrvConfig, tls: TlsSystemConfig | None = None) -> in
         f"The Name Server boot success. serializeType=JSON, listening on {config.bindAddress}:{controller.port}",
         flush=True,
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    await stop_on_signals().wait()
     log.info("shutdown requested")
     await controller.stop()
     return 0

@@ -11,8 +11,9 @@ import asyncio
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from remoting import codes
 from remoting.client import RemotingClient
-from remoting.codes import CURRENT_VERSION, LanguageCode, RequestCode, ResponseCode, SerializeType
+from remoting.codes import *  # noqa: F403 - the package re-exports every code
 from remoting.command import RemotingCommand
 from remoting.errors import (
     LocalProtocolError,
@@ -25,11 +26,7 @@ from remoting.errors import (
 from remoting.server import Connection, RemotingServer
 
 __all__ = [
-    "CURRENT_VERSION",
-    "LanguageCode",
-    "RequestCode",
-    "ResponseCode",
-    "SerializeType",
+    *codes.__all__,
     "RemotingCommand",
     "RemotingServer",
     "RemotingClient",

@@ -232,40 +232,40 @@ def _decode_binary(mv: memoryview, start: int, end: int) -> RemotingCommand:
     return cmd
 
 
+def _span(mv: memoryview, p: int, end: int, prefix: struct.Struct, what: str) -> tuple[int, int]:
+    """(start, stop) of the length-prefixed field at ``p``; RemoteProtocolError when it overruns ``end``."""
+    if end - p < prefix.size:
+        raise RemoteProtocolError(f"binary header truncated before {what}")
+    (n,) = prefix.unpack_from(mv, p)
+    p += prefix.size
+    if n < 0 or n > end - p:
+        raise RemoteProtocolError(f"binary header {what} length {n} out of range")
+    return p, p + n
+
+
 def _decode_binary_rest(cmd: RemotingCommand, mv: memoryview, p: int, end: int) -> None:
-    (rlen,) = _I32.unpack_from(mv, p)
-    p += 4
-    if rlen < 0 or rlen > end - p:
-        raise RemoteProtocolError(f"binary header remark length {rlen} out of range")
-    cmd.remark = _utf8(mv, p, p + rlen, "remark") if rlen else None
-    p += rlen
-    if end - p < 4:
-        raise RemoteProtocolError("binary header truncated before extFields")
-    (elen,) = _I32.unpack_from(mv, p)
-    p += 4
-    if elen < 0 or elen > end - p:
-        raise RemoteProtocolError(f"binary header extFields length {elen} out of range")
+    p, q = _span(mv, p, end, _I32, "remark")
+    cmd.remark = _utf8(mv, p, q, "remark") if q > p else None
+    p, qend = _span(mv, q, end, _I32, "extFields")
     ext = None
-    if elen:
+    if qend > p:
         ext = {}
-        q, qend = p, p + elen
-        while q < qend:
+        q = p
+        while q < qend:  # inline, not _span: this loop runs for every header field of every frame
             if qend - q < 2:
-                raise RemoteProtocolError("binary header extFields entry truncated")
+                raise RemoteProtocolError("binary header truncated before key")
             (klen,) = _I16.unpack_from(mv, q)
-            q += 2
-            if klen < 0 or klen > qend - q:
+            k, q = q + 2, q + 2 + klen
+            if klen < 0 or q > qend:
                 raise RemoteProtocolError(f"binary header key length {klen} out of range")
-            key = _utf8(mv, q, q + klen, "key")
-            q += klen
+            key = _utf8(mv, k, q, "key")  # before the value is framed: a bad key text is answerable
             if qend - q < 4:
-                raise RemoteProtocolError("binary header extFields entry truncated")
+                raise RemoteProtocolError("binary header truncated before value")
             (vlen,) = _I32.unpack_from(mv, q)
-            q += 4
-            if vlen < 0 or vlen > qend - q:
+            v, q = q + 4, q + 4 + vlen
+            if vlen < 0 or q > qend:
                 raise RemoteProtocolError(f"binary header value length {vlen} out of range")
-            ext[key] = _utf8(mv, q, q + vlen, "value")  # a duplicate key: the last one wins
-            q += vlen
+            ext[key] = _utf8(mv, v, q, "value")  # a duplicate key: the last one wins
     cmd.ext_fields = ext
 
 

@@ -95,18 +95,9 @@ class RemotingCommand:
         serialize_type: int = SerializeType.JSON,
     ) -> RemotingCommand:
         """A new request with a fresh opaque."""
-        # Slots are filled directly: this runs once per request on the hot path.
-        c = _new(cls)
-        c.code = code
-        c.language = _JAVA
-        c.version = CURRENT_VERSION
-        c.opaque = next_opaque()
-        c.flag = RPC_ONEWAY if oneway else 0
-        c.remark = None
-        c.ext_fields = None if header is None else ext_fields_of(header)
-        c.body = body
-        c.serialize_type = serialize_type
-        return c
+        return _filled(
+            _new(cls), code, next_opaque(), RPC_ONEWAY if oneway else 0, None, header, body, serialize_type
+        )
 
     @classmethod
     def response(
@@ -117,17 +108,7 @@ class RemotingCommand:
         body: Body | None = None,
     ) -> RemotingCommand:
         """A response not yet tied to a request; a server handler may return it (opaque is filled in)."""
-        c = _new(cls)
-        c.code = code
-        c.language = _JAVA
-        c.version = CURRENT_VERSION
-        c.opaque = 0
-        c.flag = RPC_TYPE_RESPONSE
-        c.remark = remark
-        c.ext_fields = None if header is None else ext_fields_of(header)
-        c.body = body
-        c.serialize_type = _JSON
-        return c
+        return _filled(_new(cls), code, 0, RPC_TYPE_RESPONSE, remark, header, body, _JSON)
 
     def response_to(
         self,
@@ -137,17 +118,9 @@ class RemotingCommand:
         body: Body | None = None,
     ) -> RemotingCommand:
         """A response to this request: same opaque and serialize type, response flag set."""
-        c = _new(RemotingCommand)
-        c.code = code
-        c.language = _JAVA
-        c.version = CURRENT_VERSION
-        c.opaque = self.opaque
-        c.flag = RPC_TYPE_RESPONSE
-        c.remark = remark
-        c.ext_fields = None if header is None else ext_fields_of(header)
-        c.body = body
-        c.serialize_type = self.serialize_type
-        return c
+        return _filled(
+            _new(RemotingCommand), code, self.opaque, RPC_TYPE_RESPONSE, remark, header, body, self.serialize_type
+        )
 
     # -- accessors -------------------------------------------------------------------
 
@@ -209,3 +182,27 @@ class RemotingCommand:
 
 
 _new = RemotingCommand.__new__
+
+
+def _filled(
+    c: RemotingCommand,
+    code: int,
+    opaque: int,
+    flag: int,
+    remark: str | None,
+    header: CommandHeader | Mapping[str, Any] | None,
+    body: Body | None,
+    serialize_type: int,
+) -> RemotingCommand:
+    """A new command of ours (Java language, current version): slots filled directly, as this runs once
+    per request and per response on the hot path."""
+    c.code = code
+    c.language = _JAVA
+    c.version = CURRENT_VERSION
+    c.opaque = opaque
+    c.flag = flag
+    c.remark = remark
+    c.ext_fields = None if header is None else ext_fields_of(header)
+    c.body = body
+    c.serialize_type = serialize_type
+    return c

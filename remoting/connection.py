@@ -150,19 +150,18 @@ class Endpoint:
 
     def _connection_made(self, conn: Connection) -> None:
         self.connections.add(conn)
-        for cb in self._on_open:
-            try:
-                cb(conn)
-            except Exception:
-                log.exception("%s: connection open listener failed for %s", self.name, conn.remote_addr)
+        self._notify(self._on_open, conn, "open")
 
     def _connection_lost(self, conn: Connection) -> None:
         self.connections.discard(conn)
-        for cb in self._on_close:
+        self._notify(self._on_close, conn, "close")
+
+    def _notify(self, listeners: list[Callable[[Connection], Any]], conn: Connection, event: str) -> None:
+        for cb in listeners:
             try:
                 cb(conn)
-            except Exception:
-                log.exception("%s: connection close listener failed for %s", self.name, conn.remote_addr)
+            except Exception:  # one failing listener neither stops the others nor the connection
+                log.exception("%s: connection %s listener failed for %s", self.name, event, conn.remote_addr)
 
     def _track(self, task: asyncio.Task) -> None:
         self._tasks.add(task)
@@ -279,7 +278,7 @@ class Connection(asyncio.Protocol):
             if cmd.flag & RPC_TYPE_RESPONSE:
                 entry = self._pending.pop(cmd.opaque, None)
                 if entry is not None:
-                    self._fail_entry(entry, err)
+                    self._settle(entry, None, err)
             elif not cmd.flag & RPC_ONEWAY:
                 self._wbuf.extend(self._encode_response(cmd, _error_response(_SYSTEM_ERROR, str(err))))
 
@@ -572,12 +571,7 @@ class Connection(asyncio.Protocol):
         if entry is None:
             log.debug("%s: response with unknown opaque %s from %s dropped", self._endpoint.name, cmd.opaque, self.remote_addr)
             return
-        fut = entry[1]
-        if fut is not None:
-            if not fut.done():
-                fut.set_result(cmd)
-        else:
-            _run_callback(entry[2], cmd, None)
+        self._settle(entry, cmd, None)
 
     def _sweep(self) -> None:
         """Fail requests past their deadline; re-arm for the earliest remaining one."""
@@ -597,19 +591,22 @@ class Connection(asyncio.Protocol):
             err = RemotingTimeoutError(
                 f"wait response on {self.remote_addr} timed out (code {entry[3]}, opaque {opaque})"
             )
-            self._fail_entry(entry, err)
+            self._settle(entry, None, err)
         if earliest is not math.inf and not self.closed:
             self._sweep_at = earliest
             self._sweep_handle = self._loop.call_at(earliest, self._sweep)
 
     @staticmethod
-    def _fail_entry(entry: list, err: BaseException) -> None:
+    def _settle(entry: list, cmd: RemotingCommand | None, err: BaseException | None) -> None:
+        """Complete a pending request with its response or its error: its future, else its callback."""
         fut = entry[1]
-        if fut is not None:
-            if not fut.done():
+        if fut is None:
+            _run_callback(entry[2], cmd, err)
+        elif not fut.done():
+            if err is None:
+                fut.set_result(cmd)
+            else:
                 fut.set_exception(err)
-        else:
-            _run_callback(entry[2], None, err)
 
     def _fail_pending(self, cause: BaseException) -> None:
         if self._sweep_handle is not None:
@@ -622,7 +619,7 @@ class Connection(asyncio.Protocol):
                 f"connection to {self.remote_addr} lost while request (code {entry[3]}, opaque {opaque}) was pending"
             )
             err.__cause__ = cause
-            self._fail_entry(entry, err)
+            self._settle(entry, None, err)
 
     # -- lifecycle -------------------------------------------------------------------
 

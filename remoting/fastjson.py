@@ -29,6 +29,7 @@ import base64
 import enum
 import json.decoder
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -179,65 +180,46 @@ class _Parser:
         return m.group(0)
 
     def obj(self) -> dict:
-        self.depth += 1
-        if self.depth > _MAX_DEPTH:
-            self.fail("nesting too deep")
-        self.i += 1
         out: dict = {}
-        self.ws()
-        if self.s.startswith("}", self.i):
-            self.i += 1
-            self.depth -= 1
-            return out
-        while True:
+
+        def member() -> None:
             k = self.key()
             self.ws()
             if not self.s.startswith(":", self.i):
                 self.fail("expected ':'")
             self.i += 1
             out[k] = self.value()
-            self.ws()
-            if self.s.startswith(",", self.i):
-                self.i += 1
-                self.ws()
-                if self.s.startswith("}", self.i):  # trailing comma, as fastjson allows
-                    self.i += 1
-                    break
-                continue
-            if self.s.startswith("}", self.i):
-                self.i += 1
-                break
-            self.fail("expected ',' or '}'")
-        self.depth -= 1
+
+        self.items("}", member)
         return out
 
     def arr(self) -> list:
+        out: list = []
+        self.items("]", lambda: out.append(self.value()))
+        return out
+
+    def items(self, close: str, item: Callable[[], None]) -> None:
+        """Read the items of the object or array opening at ``i`` up to ``close``; a trailing comma
+        is allowed, as fastjson allows it."""
         self.depth += 1
         if self.depth > _MAX_DEPTH:
             self.fail("nesting too deep")
         self.i += 1
-        out: list = []
         self.ws()
-        if self.s.startswith("]", self.i):
-            self.i += 1
-            self.depth -= 1
-            return out
-        while True:
-            out.append(self.value())
-            self.ws()
-            if self.s.startswith(",", self.i):
-                self.i += 1
+        if not self.s.startswith(close, self.i):
+            while True:
+                item()
                 self.ws()
-                if self.s.startswith("]", self.i):
+                if self.s.startswith(",", self.i):
                     self.i += 1
-                    break
-                continue
-            if self.s.startswith("]", self.i):
-                self.i += 1
+                    self.ws()
+                    if not self.s.startswith(close, self.i):
+                        continue
+                elif not self.s.startswith(close, self.i):
+                    self.fail(f"expected ',' or '{close}'")
                 break
-            self.fail("expected ',' or ']'")
+        self.i += 1
         self.depth -= 1
-        return out
 
 
 # --------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from common.message import MessageConst, MessageExt
 from common.perm import PermName
 from common.topic_validator import check_topic, validate_group
 from common.util import time_millis_to_human_string2
-from remoting import RemotingError, new_event_loop
+from remoting import RemotingError, run
 from remoting.body.subscription_group import SubscriptionGroupConfig
 from remoting.body.topic_config import TopicConfig
 
@@ -647,17 +647,14 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.namesrvAddr or os.environ.get("NAMESRV_ADDR")):
         sys.stderr.write(f"{args.cmd} command failed: no NameServer address, use -n or set NAMESRV_ADDR\n")
         return 2
-    loop = new_event_loop()
     try:
-        loop.run_until_complete(_run(args))
+        run(_run(args))
     except UsageError as e:
         sys.stderr.write(f"{args.cmd} command failed: {e}\n")
         return 2
     except (MQClientError, MQBrokerError, RemotingError, ValueError, LookupError, OSError, TimeoutError) as e:
         sys.stderr.write(f"{args.cmd} command failed: {' '.join(str(e).split())}\n")
         return 1
-    finally:
-        loop.close()
     return 0
 
 

@@ -19,8 +19,9 @@ import os
 import queue
 import sys
 import time
+from collections.abc import Iterator
 
-from remoting import new_event_loop
+from remoting import run
 
 REPORT_INTERVAL = 1.0
 
@@ -30,11 +31,7 @@ REPORT_INTERVAL = 1.0
 
 def _producer_worker(args, index: int, senders: int, quota: int, out: mp.Queue, stop_at: float) -> None:
     logging.getLogger("client").setLevel(logging.ERROR)
-    loop = new_event_loop()
-    try:
-        loop.run_until_complete(_produce(args, index, senders, quota, out, stop_at))
-    finally:
-        loop.close()
+    run(_produce(args, index, senders, quota, out, stop_at))
 
 
 async def _produce(args, index: int, senders: int, quota: int, out: mp.Queue, stop_at: float) -> None:
@@ -90,11 +87,7 @@ async def _produce(args, index: int, senders: int, quota: int, out: mp.Queue, st
 
 def _consumer_worker(args, index: int, out: mp.Queue, stop_at: float) -> None:
     logging.getLogger("client").setLevel(logging.ERROR)
-    loop = new_event_loop()
-    try:
-        loop.run_until_complete(_consume(args, index, out, stop_at))
-    finally:
-        loop.close()
+    run(_consume(args, index, out, stop_at))
 
 
 async def _consume(args, index: int, out: mp.Queue, stop_at: float) -> None:
@@ -144,6 +137,34 @@ def _drain(out: mp.Queue, timeout: float) -> list:
     return items
 
 
+def _reports(out: mp.Queue, workers: int, deadline: float) -> Iterator[dict | None]:
+    """Each stats dict the workers send, and None at every report interval, until every worker is done
+    or ``deadline`` passes."""
+    done = 0
+    next_print = time.time() + REPORT_INTERVAL
+    while done < workers and time.time() < deadline:
+        for kind, v in _drain(out, next_print - time.time()):
+            if kind == "done":
+                done += 1
+            else:
+                yield v
+        if time.time() >= next_print:
+            yield None
+            next_print += REPORT_INTERVAL
+
+
+def _zero(sums: tuple[str, ...], maxes: tuple[str, ...]) -> dict:
+    return dict.fromkeys(sums + maxes, 0)
+
+
+def _add(v: dict, sums: tuple[str, ...], maxes: tuple[str, ...], *into: dict) -> None:
+    for acc in into:
+        for k in sums:
+            acc[k] += v[k]
+        for k in maxes:
+            acc[k] = max(acc[k], v[k])
+
+
 def run_producer(args) -> int:
     procs_n = max(1, min(args.processes, args.threads))
     stop_at = time.time() + args.duration
@@ -158,31 +179,21 @@ def run_producer(args) -> int:
         w.start()
     print(f"mqbench producer: topic={args.topic} size={args.size} senders={args.threads} processes={procs_n} "
           f"batch={args.batch} count={args.count or 'unbounded'} duration={args.duration}s", flush=True)
-    total = {"ok": 0, "fail": 0, "rt_sum": 0.0, "rt_max": 0.0}
-    done = 0
+    sums, maxes = ("ok", "fail", "rt_sum"), ("rt_max",)
+    total = _zero(sums, maxes)
+    tick = _zero(sums, maxes)
     t_start = time.time()
     first_ok = None
-    tick = {"ok": 0, "fail": 0, "rt_sum": 0.0, "rt_max": 0.0}
-    next_print = time.time() + REPORT_INTERVAL
-    deadline = stop_at + 15
-    while done < procs_n and time.time() < deadline:
-        for kind, v in _drain(out, next_print - time.time()):
-            if kind == "done":
-                done += 1
-                continue
-            for k in ("ok", "fail", "rt_sum"):
-                tick[k] += v[k]
-                total[k] += v[k]
-            tick["rt_max"] = max(tick["rt_max"], v["rt_max"])
-            total["rt_max"] = max(total["rt_max"], v["rt_max"])
+    for v in _reports(out, procs_n, stop_at + 15):
+        if v is not None:
+            _add(v, sums, maxes, tick, total)
             if first_ok is None and v["ok"]:
                 first_ok = time.time() - REPORT_INTERVAL
-        if time.time() >= next_print:
-            avg = tick["rt_sum"] / tick["ok"] if tick["ok"] else 0.0
-            print(f"Current Time: {time.strftime('%H:%M:%S')} Send TPS: {tick['ok']} Max RT(ms): {tick['rt_max']:.0f} "
-                  f"Average RT(ms): {avg:7.3f} Send Failed: {tick['fail']} Response Failed: 0", flush=True)
-            tick = {"ok": 0, "fail": 0, "rt_sum": 0.0, "rt_max": 0.0}
-            next_print += REPORT_INTERVAL
+            continue
+        avg = tick["rt_sum"] / tick["ok"] if tick["ok"] else 0.0
+        print(f"Current Time: {time.strftime('%H:%M:%S')} Send TPS: {tick['ok']} Max RT(ms): {tick['rt_max']:.0f} "
+              f"Average RT(ms): {avg:7.3f} Send Failed: {tick['fail']} Response Failed: 0", flush=True)
+        tick = _zero(sums, maxes)
     for w in workers:
         w.join(5)
         if w.is_alive():
@@ -203,34 +214,23 @@ def run_consumer(args) -> int:
         w.start()
     print(f"mqbench consumer: topic={args.topic} group={args.group} processes={procs_n} duration={args.duration}s",
           flush=True)
-    total = {"ok": 0, "b2c_sum": 0.0, "s2c_sum": 0.0, "b2c_max": 0.0, "s2c_max": 0.0}
-    tick = dict(total)
+    sums, maxes = ("ok", "b2c_sum", "s2c_sum"), ("b2c_max", "s2c_max")
+    total = _zero(sums, maxes)
+    tick = _zero(sums, maxes)
     first = last = None
-    done = 0
-    next_print = time.time() + REPORT_INTERVAL
-    deadline = stop_at + 20
-    while done < procs_n and time.time() < deadline:
-        for kind, v in _drain(out, next_print - time.time()):
-            if kind == "done":
-                done += 1
-                continue
+    for v in _reports(out, procs_n, stop_at + 20):
+        if v is not None:
             if v["ok"]:
                 first = first or time.time() - REPORT_INTERVAL
                 last = time.time()
-            for k in ("ok", "b2c_sum", "s2c_sum"):
-                tick[k] += v[k]
-                total[k] += v[k]
-            for k in ("b2c_max", "s2c_max"):
-                tick[k] = max(tick[k], v[k])
-                total[k] = max(total[k], v[k])
-        if time.time() >= next_print:
+            _add(v, sums, maxes, tick, total)
+        else:
             n = tick["ok"]
             print(f"Current Time: {time.strftime('%H:%M:%S')} TPS: {n} FAIL: 0 "
                   f"AVG(B2C) RT(ms): {tick['b2c_sum'] / n if n else 0:7.3f} "
                   f"AVG(S2C) RT(ms): {tick['s2c_sum'] / n if n else 0:7.3f} "
                   f"MAX(B2C) RT(ms): {tick['b2c_max']:.0f} MAX(S2C) RT(ms): {tick['s2c_max']:.0f}", flush=True)
-            tick = {"ok": 0, "b2c_sum": 0.0, "s2c_sum": 0.0, "b2c_max": 0.0, "s2c_max": 0.0}
-            next_print += REPORT_INTERVAL
+            tick = _zero(sums, maxes)
         if args.count > 0 and total["ok"] >= args.count:
             break
     for w in workers:

@@ -10,14 +10,12 @@ the broker flushes, writes its checkpoint and unregisters, then the NameServer s
 from __future__ import annotations
 
 import argparse
-import asyncio
-import logging
 import os
-import signal
 import sys
 from pathlib import Path
 
 from common.config import ConfigError, load_properties_file
+from common.process import configure_server_logging, stop_on_signals
 from dashboard.config import DashboardConfig
 from dashboard.runner import start_dashboard
 from embedded.cluster import EmbeddedCluster
@@ -51,10 +49,7 @@ def cluster_from_file(conf: str, namesrv_port: int, brokers: int = 1) -> Embedde
 
 
 async def serve(cluster: EmbeddedCluster, dashboard_port: int = 8082) -> int:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    stop = stop_on_signals()
     await cluster.start()
     dashboard = None
     try:
@@ -84,11 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--namesrv-only", action="store_true", help="start the NameServer alone")
     ap.add_argument("--dashboard-port", type=int, default=8082, help="web dashboard on 127.0.0.1 (0: none)")
     args = ap.parse_args(argv)
-    logging.basicConfig(
-        level=os.environ.get("ROCKETMQ_LOG_LEVEL", "INFO"),
-        format="%(asctime)s %(levelname)s %(name)s - %(message)s",
-        stream=sys.stdout,
-    )
+    configure_server_logging()
     try:
         cluster = cluster_from_file(args.broker_conf, args.namesrv_port, 0 if args.namesrv_only else 1)
         import uvloop

@@ -7,7 +7,7 @@ from typing import Any
 
 from common.filter import SUB_ALL
 from common.filter import SubscriptionData as _CommonSubscriptionData
-from remoting.body import BodyError, JsonBody, as_bool, as_dict, as_int, as_list, as_str
+from remoting.body import REQUIRED, BodyError, JsonBody, as_bool, as_dict, as_int, as_list, as_str, decoded_by
 
 __all__ = ["SubscriptionData", "ConsumerData", "ProducerData", "HeartbeatData", "SUB_ALL"]
 
@@ -93,86 +93,35 @@ def _enum_name(value: Any, names: tuple[str, ...], default: str) -> str:
     return upper if upper in names else text
 
 
+def _enum_field(names: tuple[str, ...], default: str) -> dict:
+    return decoded_by(lambda v: _enum_name(v, names, default))
+
+
 @dataclass(slots=True)
 class ConsumerData(JsonBody):
-    """A consumer group as one client reports it."""
+    """A consumer group as one client reports it; enums may come as names or, from the C++ client, as ordinals."""
 
-    groupName: str
-    consumeType: str = "CONSUME_PASSIVELY"
-    messageModel: str = "CLUSTERING"
-    consumeFromWhere: str = "CONSUME_FROM_LAST_OFFSET"
+    groupName: str = field(metadata=REQUIRED)
+    consumeType: str = field(default="CONSUME_PASSIVELY", metadata=_enum_field(CONSUME_TYPES, "CONSUME_PASSIVELY"))
+    messageModel: str = field(default="CLUSTERING", metadata=_enum_field(MESSAGE_MODELS, "CLUSTERING"))
+    consumeFromWhere: str = field(
+        default="CONSUME_FROM_LAST_OFFSET", metadata=_enum_field(CONSUME_FROM_WHERE, "CONSUME_FROM_LAST_OFFSET")
+    )
     subscriptionDataSet: list[SubscriptionData] = field(default_factory=list)
     unitMode: bool = False
-
-    def to_obj(self) -> dict:
-        return {
-            "consumeFromWhere": self.consumeFromWhere,
-            "consumeType": self.consumeType,
-            "groupName": self.groupName,
-            "messageModel": self.messageModel,
-            "subscriptionDataSet": [s.to_obj() for s in self.subscriptionDataSet],
-            "unitMode": self.unitMode,
-        }
-
-    @classmethod
-    def from_obj(cls, obj: Any) -> ConsumerData:
-        """Read a ConsumerData; enums may come as names or, from the C++ client, as ordinals."""
-        obj = as_dict(obj, "consumerData")
-        name = as_str(obj.get("groupName"), None)
-        if name is None:
-            raise BodyError("consumerData without groupName")
-        return cls(
-            groupName=name,
-            consumeType=_enum_name(obj.get("consumeType"), CONSUME_TYPES, "CONSUME_PASSIVELY"),
-            messageModel=_enum_name(obj.get("messageModel"), MESSAGE_MODELS, "CLUSTERING"),
-            consumeFromWhere=_enum_name(obj.get("consumeFromWhere"), CONSUME_FROM_WHERE, "CONSUME_FROM_LAST_OFFSET"),
-            subscriptionDataSet=[
-                SubscriptionData.from_obj(s) for s in as_list(obj.get("subscriptionDataSet"), "subscriptionDataSet")
-            ],
-            unitMode=as_bool(obj.get("unitMode"), False),
-        )
 
 
 @dataclass(slots=True)
 class ProducerData(JsonBody):
     """``{"groupName":s}``."""
 
-    groupName: str
-
-    def to_obj(self) -> dict:
-        return {"groupName": self.groupName}
-
-    @classmethod
-    def from_obj(cls, obj: Any) -> ProducerData:
-        name = as_str(as_dict(obj, "producerData").get("groupName"), None)
-        if name is None:
-            raise BodyError("producerData without groupName")
-        return cls(groupName=name)
+    groupName: str = field(metadata=REQUIRED)
 
 
 @dataclass(slots=True)
 class HeartbeatData(JsonBody):
     """``{"clientID":s,"consumerDataSet":[...],"producerDataSet":[...]}``."""
 
-    clientID: str
+    clientID: str = field(metadata=REQUIRED)
     producerDataSet: list[ProducerData] = field(default_factory=list)
     consumerDataSet: list[ConsumerData] = field(default_factory=list)
-
-    def to_obj(self) -> dict:
-        return {
-            "clientID": self.clientID,
-            "consumerDataSet": [c.to_obj() for c in self.consumerDataSet],
-            "producerDataSet": [p.to_obj() for p in self.producerDataSet],
-        }
-
-    @classmethod
-    def from_obj(cls, obj: Any) -> HeartbeatData:
-        obj = as_dict(obj, "heartbeatData")
-        cid = as_str(obj.get("clientID"), None)
-        if cid is None:
-            raise BodyError("heartbeatData without clientID")
-        return cls(
-            clientID=cid,
-            producerDataSet=[ProducerData.from_obj(p) for p in as_list(obj.get("producerDataSet"), "producerDataSet")],
-            consumerDataSet=[ConsumerData.from_obj(c) for c in as_list(obj.get("consumerDataSet"), "consumerDataSet")],
-        )

@@ -13,7 +13,6 @@ import struct
 import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from remoting import fastjson
 from remoting.body import BodyError, JsonBody, as_dict, as_list, as_str
@@ -67,27 +66,6 @@ class RegisterBrokerBody(JsonBody):
         default_factory=TopicConfigSerializeWrapper
     )
     filterServerList: list[str] = field(default_factory=list)
-
-    def to_obj(self) -> dict:
-        return {
-            "filterServerList": list(self.filterServerList),
-            "topicConfigSerializeWrapper": self.topicConfigSerializeWrapper.to_obj(),
-        }
-
-    @classmethod
-    def from_obj(cls, obj: Any) -> RegisterBrokerBody:
-        obj = as_dict(obj, "registerBrokerBody")
-        tcw = obj.get("topicConfigSerializeWrapper")
-        return cls(
-            topicConfigSerializeWrapper=(
-                TopicConfigSerializeWrapper.from_obj(tcw)
-                if tcw is not None
-                else TopicConfigSerializeWrapper()
-            ),
-            filterServerList=[
-                as_str(s, "") for s in as_list(obj.get("filterServerList"), "filterServerList")
-            ],
-        )
 
     def encode(self, compress: bool = False) -> bytes:
         """The wire body: JSON, or the compressed binary form when ``compress``."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from common.perm import PERM_READ, PERM_WRITE
 from common.util import now_ms
-from remoting.body import BodyError, JsonBody, as_bool, as_dict, as_int, as_str
+from remoting.body import KEYED, BodyError, JsonBody, absent
 
 __all__ = ["TopicFilterType", "DataVersion", "TopicConfig", "TopicConfigSerializeWrapper"]
 
@@ -37,7 +37,7 @@ class DataVersion(JsonBody):
     ``stateVersion`` is carried when present.
     """
 
-    timestamp: int = field(default_factory=now_ms)
+    timestamp: int = field(default_factory=now_ms, metadata=absent(int))
     counter: int = 0
     stateVersion: int | None = None
 
@@ -62,23 +62,6 @@ class DataVersion(JsonBody):
     def __hash__(self) -> int:
         return hash((self.timestamp, self.counter))
 
-    def to_obj(self) -> dict:
-        d: dict[str, Any] = {"counter": self.counter}
-        if self.stateVersion is not None:
-            d["stateVersion"] = self.stateVersion
-        d["timestamp"] = self.timestamp
-        return d
-
-    @classmethod
-    def from_obj(cls, obj: Any) -> DataVersion:
-        obj = as_dict(obj, "dataVersion")
-        sv = obj.get("stateVersion")
-        return cls(
-            timestamp=as_int(obj.get("timestamp"), 0, "timestamp"),
-            counter=as_int(obj.get("counter"), 0, "counter"),
-            stateVersion=None if sv is None else as_int(sv, 0, "stateVersion"),
-        )
-
 
 _LINE_SEPARATOR = " "
 
@@ -87,7 +70,7 @@ _LINE_SEPARATOR = " "
 class TopicConfig(JsonBody):
     """One topic of a broker; defaults are RocketMQ's (16/16 queues, perm RW)."""
 
-    topicName: str
+    topicName: str = field(metadata=KEYED)
     readQueueNums: int = 16
     writeQueueNums: int = 16
     perm: int = PERM_READ | PERM_WRITE
@@ -95,39 +78,6 @@ class TopicConfig(JsonBody):
     topicSysFlag: int = 0
     order: bool = False
     attributes: dict[str, str] | None = None  # 5.x only
-
-    def to_obj(self) -> dict:
-        d: dict[str, Any] = {}
-        if self.attributes is not None:
-            d["attributes"] = dict(self.attributes)
-        d["order"] = self.order
-        d["perm"] = self.perm
-        d["readQueueNums"] = self.readQueueNums
-        d["topicFilterType"] = self.topicFilterType.value
-        d["topicName"] = self.topicName
-        d["topicSysFlag"] = self.topicSysFlag
-        d["writeQueueNums"] = self.writeQueueNums
-        return d
-
-    @classmethod
-    def from_obj(cls, obj: Any, topic_name: str | None = None) -> TopicConfig:
-        obj = as_dict(obj, "topicConfig")
-        name = as_str(obj.get("topicName"), topic_name)
-        if name is None:
-            raise BodyError("topicConfig without topicName")
-        attrs = obj.get("attributes")
-        return cls(
-            topicName=name,
-            readQueueNums=as_int(obj.get("readQueueNums"), 16, "readQueueNums"),
-            writeQueueNums=as_int(obj.get("writeQueueNums"), 16, "writeQueueNums"),
-            perm=as_int(obj.get("perm"), PERM_READ | PERM_WRITE, "perm"),
-            topicFilterType=TopicFilterType.parse(obj.get("topicFilterType")),
-            topicSysFlag=as_int(obj.get("topicSysFlag"), 0, "topicSysFlag"),
-            order=as_bool(obj.get("order"), False),
-            attributes=None
-            if attrs is None
-            else {str(k): as_str(v, "") for k, v in as_dict(attrs, "attributes").items()},
-        )
 
     def encode_line(self) -> str:
         """The compressed-register line: ``name read write perm filterType`` (space-separated)."""
@@ -165,20 +115,3 @@ class TopicConfigSerializeWrapper(JsonBody):
 
     topicConfigTable: dict[str, TopicConfig] = field(default_factory=dict)
     dataVersion: DataVersion = field(default_factory=DataVersion)
-
-    def to_obj(self) -> dict:
-        return {
-            "dataVersion": self.dataVersion.to_obj(),
-            "topicConfigTable": {k: v.to_obj() for k, v in self.topicConfigTable.items()},
-        }
-
-    @classmethod
-    def from_obj(cls, obj: Any) -> TopicConfigSerializeWrapper:
-        obj = as_dict(obj, "topicConfigSerializeWrapper")
-        table = {}
-        for k, v in as_dict(obj.get("topicConfigTable"), "topicConfigTable").items():
-            table[str.__str__(k)] = TopicConfig.from_obj(v, str.__str__(k))
-        dv = obj.get("dataVersion")
-        return cls(
-            topicConfigTable=table, dataVersion=DataVersion.from_obj(dv) if dv is not None else DataVersion()
-        )

@@ -17,6 +17,7 @@ __all__ = [
     "QueryConsumerOffsetRequestHeader",
     "QueryConsumerOffsetResponseHeader",
     "UpdateConsumerOffsetRequestHeader",
+    "TopicQueueRequestHeader",
     "GetMaxOffsetRequestHeader",
     "GetMinOffsetRequestHeader",
     "OffsetResponseHeader",
@@ -88,40 +89,17 @@ class SendMessageRequestHeaderV2(CommandHeader):
 
     @classmethod
     def from_v1(cls, v1: SendMessageRequestHeader) -> SendMessageRequestHeaderV2:
-        return cls(
-            a=v1.producerGroup,
-            b=v1.topic,
-            c=v1.defaultTopic,
-            d=v1.defaultTopicQueueNums,
-            e=v1.queueId,
-            f=v1.sysFlag,
-            g=v1.bornTimestamp,
-            h=v1.flag,
-            i=v1.properties,
-            j=v1.reconsumeTimes,
-            k=v1.unitMode,
-            l=v1.maxReconsumeTimes,
-            m=v1.batch,
-            n=v1.bname,
-        )
+        return cls(**{key: getattr(v1, name) for key, name in _V2_KEYS.items()})
 
     def to_v1(self) -> SendMessageRequestHeader:
-        return SendMessageRequestHeader(
-            producerGroup=self.a,
-            topic=self.b,
-            defaultTopic=self.c,
-            defaultTopicQueueNums=self.d,
-            queueId=self.e,
-            sysFlag=self.f,
-            bornTimestamp=self.g,
-            flag=self.h,
-            properties=self.i,
-            reconsumeTimes=self.j,
-            unitMode=self.k,
-            maxReconsumeTimes=self.l,
-            batch=self.m,
-            bname=self.n,
-        )
+        return SendMessageRequestHeader(**{name: getattr(self, key) for key, name in _V2_KEYS.items()})
+
+
+# SEND_MESSAGE_V2's key for each SendMessageRequestHeader field (RocketMQ's createSendMessageRequestHeaderV2)
+_V2_KEYS = dict(zip("abcdefghijklmn", (
+    "producerGroup", "topic", "defaultTopic", "defaultTopicQueueNums", "queueId", "sysFlag", "bornTimestamp", "flag",
+    "properties", "reconsumeTimes", "unitMode", "maxReconsumeTimes", "batch", "bname",
+), strict=True))
 
 
 @header
@@ -179,17 +157,22 @@ class UpdateConsumerOffsetRequestHeader(CommandHeader):
 
 
 @header
-class GetMaxOffsetRequestHeader(CommandHeader):
+class TopicQueueRequestHeader(CommandHeader):
+    """The fields of the requests about one queue and nothing more (RocketMQ 5's TopicQueueRequestHeader)."""
+
     topic: str
     queueId: int
     bname: str | None = None
 
 
 @header
-class GetMinOffsetRequestHeader(CommandHeader):
-    topic: str
-    queueId: int
-    bname: str | None = None
+class GetMaxOffsetRequestHeader(TopicQueueRequestHeader):
+    """GET_MAX_OFFSET (30)."""
+
+
+@header
+class GetMinOffsetRequestHeader(TopicQueueRequestHeader):
+    """GET_MIN_OFFSET (31)."""
 
 
 @header
@@ -208,10 +191,8 @@ class SearchOffsetRequestHeader(CommandHeader):
 
 
 @header
-class GetEarliestMsgStoretimeRequestHeader(CommandHeader):
-    topic: str
-    queueId: int
-    bname: str | None = None
+class GetEarliestMsgStoretimeRequestHeader(TopicQueueRequestHeader):
+    """GET_EARLIEST_MSG_STORETIME (32)."""
 
 
 @header

@@ -14,7 +14,9 @@ __all__ = [
 
 @header
 class CheckTransactionStateRequestHeader(CommandHeader):
-    """CHECK_TRANSACTION_STATE (39), broker -> producer, oneway."""
+    """CHECK_TRANSACTION_STATE (39), broker -> producer, oneway: to one producer channel of the half
+    message's ``PGROUP``. Offsets are those of the re-appended half copy; the producer answers with
+    END_TRANSACTION carrying them back (``fromTransactionCheck=true``)."""
 
     tranStateTableOffset: int
     commitLogOffset: int
