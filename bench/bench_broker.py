@@ -21,7 +21,7 @@ frames keeping exactly N requests in flight, so that they cost the machine as
 little as possible. Bounded in time and count. Usage::
 
     .venv/bin/python bench/bench_broker.py [--seconds 5] [--procs 4] [--body 1024] [--e2e-rate 5000]
-        [--flush ASYNC_FLUSH|SYNC_FLUSH] [--keep] [--only-send] [--profile FILE]
+        [--flush ASYNC_FLUSH|SYNC_FLUSH] [--keep] [--only-send | --only-batch] [--profile FILE]
         [--startup [--startup-runs 5] [--startup-msgs 100000]]
 
 ``--profile FILE`` runs the broker under cProfile (stats written at its shutdown) and prints
@@ -280,10 +280,14 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the store directory")
     ap.add_argument("--profile", metavar="FILE", help="run the broker under cProfile, stats to FILE")
     ap.add_argument("--only-send", action="store_true", help="skip the pull and end-to-end rounds")
+    ap.add_argument("--only-batch", action="store_true",
+                    help="only the batch round (implies --only-send): its CPU per message and profile alone")
     ap.add_argument("--startup", action="store_true", help="only the start-up figures (empty and filled store)")
     ap.add_argument("--startup-runs", type=int, default=5)
     ap.add_argument("--startup-msgs", type=int, default=100_000)
     args = ap.parse_args()
+    if args.only_batch:
+        args.only_send = True
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.startup:
         startup_bench(args)
@@ -303,7 +307,7 @@ def main() -> None:
     ctx = mp.get_context("fork")
     try:
         with ctx.Pool(args.procs) as pool:
-            for senders in (16, 64):
+            for senders in () if args.only_batch else (16, 64):
                 r = send_round(pool, addr, topic, senders, args.procs, args.seconds, args.body, 1, queues, args.max_ops,
                                broker.pid)
                 stored += r["msgs"]
