@@ -36,8 +36,8 @@ typedef struct {
     uint32_t crc[8][256];
     /* attribute names of a DispatchRequest read by index_build_many */
     PyObject *n_topic, *n_offset, *n_sys_flag, *n_keys, *n_uniq, *n_ts;
-    /* and by cq_put_units */
-    PyObject *n_size, *n_tags_code, *n_cq_offset;
+    /* and by cq_put_units, queue_groups */
+    PyObject *n_size, *n_tags_code, *n_cq_offset, *n_queue_id;
     /* the DispatchRequest class last given to dispatch_requests/new_dispatch_request and its slot offsets */
     PyObject *dr_cls;
     Py_ssize_t dr_offs[15];
@@ -313,7 +313,7 @@ static Py_ssize_t count_keys(PyObject *s)
 }
 
 /* Indices into DR_SLOTS (DispatchRequest's slots in positional order, defined below). */
-enum { DR_TOPIC = 0, DR_OFFSET = 2, DR_SIZE = 3, DR_TAGS_CODE = 4, DR_TS = 5, DR_CQ_OFFSET = 6, DR_KEYS = 7,
+enum { DR_TOPIC = 0, DR_QUEUE_ID = 1, DR_OFFSET = 2, DR_SIZE = 3, DR_TAGS_CODE = 4, DR_TS = 5, DR_CQ_OFFSET = 6, DR_KEYS = 7,
        DR_UNIQ = 8, DR_SYS_FLAG = 9 };
 
 /* Attribute `name` (slot `idx`) of a DispatchRequest: read straight from the slot when o is of the class
@@ -551,6 +551,108 @@ done:
     Py_XDECREF(seq);
     PyBuffer_Release(&buf);
     return res;
+}
+
+/*
+ * queue_groups(requests) -> [(topic, queue_id, [request, ...]), ...]: the requests whose transaction type
+ * is NOT or COMMIT (those that get a consume-queue unit), grouped by (topic, queue_id) in order, groups
+ * in the order of their first request.
+ */
+static PyObject *queue_groups(PyObject *module, PyObject *requests)
+{
+    const speedups_state *st = (const speedups_state *)PyModule_GetState(module);
+    PyObject *seq, *out = NULL, *index = NULL, *cur = NULL, *cur_topic = NULL, *cur_qid = NULL;
+    Py_ssize_t n, i;
+
+    seq = PySequence_Fast(requests, "requests must be a sequence");
+    if (seq == NULL)
+        return NULL;
+    n = PySequence_Fast_GET_SIZE(seq);
+    out = PyList_New(0);
+    index = PyDict_New(); /* (topic, queue_id) -> its group's list */
+    if (out == NULL || index == NULL)
+        goto fail;
+    for (i = 0; i < n; i++) {
+        PyObject *req = PySequence_Fast_GET_ITEM(seq, i), *topic, *qid;
+        int64_t sys_flag;
+        int same;
+
+        if (int64_attr(st, req, st->n_sys_flag, DR_SYS_FLAG, &sys_flag) < 0)
+            goto fail;
+        if ((sys_flag & 0xC) == 0x4 || (sys_flag & 0xC) == 0xC)
+            continue; /* PREPARED, ROLLBACK: no unit */
+        topic = req_attr(st, req, st->n_topic, DR_TOPIC);
+        if (topic == NULL)
+            goto fail;
+        qid = req_attr(st, req, st->n_queue_id, DR_QUEUE_ID);
+        if (qid == NULL) {
+            Py_DECREF(topic);
+            goto fail;
+        }
+        /* the usual case: the same queue as the request before (a batch's records) */
+        same = 0;
+        if (cur != NULL) {
+            same = PyObject_RichCompareBool(topic, cur_topic, Py_EQ);
+            if (same == 1)
+                same = PyObject_RichCompareBool(qid, cur_qid, Py_EQ);
+        }
+        if (same < 0) {
+            Py_DECREF(topic);
+            Py_DECREF(qid);
+            goto fail;
+        }
+        if (!same) {
+            PyObject *key = PyTuple_Pack(2, topic, qid), *g;
+
+            if (key == NULL) {
+                Py_DECREF(topic);
+                Py_DECREF(qid);
+                goto fail;
+            }
+            g = PyDict_GetItemWithError(index, key); /* borrowed */
+            if (g == NULL) {
+                PyObject *entry;
+
+                if (PyErr_Occurred() || (g = PyList_New(0)) == NULL) {
+                    Py_DECREF(key);
+                    Py_DECREF(topic);
+                    Py_DECREF(qid);
+                    goto fail;
+                }
+                entry = PyTuple_Pack(3, topic, qid, g);
+                if (entry == NULL || PyDict_SetItem(index, key, g) < 0 || PyList_Append(out, entry) < 0) {
+                    Py_XDECREF(entry);
+                    Py_DECREF(g);
+                    Py_DECREF(key);
+                    Py_DECREF(topic);
+                    Py_DECREF(qid);
+                    goto fail;
+                }
+                Py_DECREF(entry);
+                Py_DECREF(g); /* the index and the entry hold it */
+            }
+            Py_DECREF(key);
+            cur = g;
+            Py_XSETREF(cur_topic, Py_NewRef(topic));
+            Py_XSETREF(cur_qid, Py_NewRef(qid));
+        }
+        Py_DECREF(topic);
+        Py_DECREF(qid);
+        if (PyList_Append(cur, req) < 0)
+            goto fail;
+    }
+    Py_DECREF(index);
+    Py_XDECREF(cur_topic);
+    Py_XDECREF(cur_qid);
+    Py_DECREF(seq);
+    return out;
+fail:
+    Py_XDECREF(out);
+    Py_XDECREF(index);
+    Py_XDECREF(cur_topic);
+    Py_XDECREF(cur_qid);
+    Py_DECREF(seq);
+    return NULL;
 }
 
 /* -- client batch bodies ------------------------------------------------------------------ */
@@ -2107,8 +2209,9 @@ static int speedups_exec(PyObject *module)
     st->n_size = PyUnicode_InternFromString("msg_size");
     st->n_tags_code = PyUnicode_InternFromString("tags_code");
     st->n_cq_offset = PyUnicode_InternFromString("consume_queue_offset");
+    st->n_queue_id = PyUnicode_InternFromString("queue_id");
     if (!st->n_topic || !st->n_offset || !st->n_sys_flag || !st->n_keys || !st->n_uniq || !st->n_ts || !st->n_size ||
-        !st->n_tags_code || !st->n_cq_offset)
+        !st->n_tags_code || !st->n_cq_offset || !st->n_queue_id)
         return -1;
     return 0;
 }
@@ -2128,6 +2231,7 @@ static int speedups_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->n_size);
     Py_VISIT(st->n_tags_code);
     Py_VISIT(st->n_cq_offset);
+    Py_VISIT(st->n_queue_id);
     Py_VISIT(st->dr_cls);
     return 0;
 }
@@ -2147,6 +2251,7 @@ static int speedups_clear(PyObject *module)
     Py_CLEAR(st->n_size);
     Py_CLEAR(st->n_tags_code);
     Py_CLEAR(st->n_cq_offset);
+    Py_CLEAR(st->n_queue_id);
     Py_CLEAR(st->dr_cls);
     return 0;
 }
@@ -2639,6 +2744,8 @@ static PyMethodDef methods[] = {
     {"cq_put_units", cq_put_units, METH_VARARGS,
      "cq_put_units(buf, pos, file_size, file_from_offset, allow_at_zero, max_physic_offset, requests, start) -> "
      "(next, pos, max_physic_offset)"},
+    {"queue_groups", queue_groups, METH_O,
+     "queue_groups(requests) -> [(topic, queue_id, [request, ...])]: the consume-queue requests by queue, in order"},
     {"write_record", (PyCFunction)(void (*)(void))write_record, METH_FASTCALL,
      "write_record(buf, pos, body, topic, props, queue_id, flag, queue_offset, phys_offset, sys_flag, born_ts, "
      "born_addr, born_port, store_ts, store_addr, store_port, reconsume_times, prepared_offset, body_crc) -> end"},

@@ -28,6 +28,7 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 * ``msg_ids(prefix, base, positions)``: the comma-joined offset msgIds of a batch.
 * ``cq_put_units(buf, pos, file_size, file_from_offset, allow_at_zero, max_physic_offset, requests,
   start)``: ConsumeQueue units of a run of dispatched records appended at the end of one file.
+* ``queue_groups(requests)``: the dispatched records that get a consume-queue unit, grouped by queue.
 * ``write_record(buf, pos, body, topic, props, ...)``: one v1 record of a single put.
 * ``dispatch_requests(cls, topic, ...)``: the prepared DispatchRequests of a batch.
 * ``new_dispatch_request(cls, topic, ...)``: the prepared DispatchRequest of a single put.
@@ -75,6 +76,7 @@ __all__ = [
     "batch_properties",
     "msg_ids",
     "cq_put_units",
+    "queue_groups",
     "write_record",
     "dispatch_requests",
     "new_dispatch_request",
@@ -200,6 +202,13 @@ class Speedups(Protocol):
         * 20``, and ``pos > 0`` unless ``allow_at_zero``). Returns ``(next, pos, max_physic_offset)``:
         the first record left to the caller's general path (``len(requests)`` when none), the new
         write position and the new max physical offset."""
+        ...
+
+    def queue_groups(self, requests) -> list[tuple[str, int, list]]:
+        """The requests (``sys_flag``, ``topic``, ``queue_id``) whose transaction type is NOT or COMMIT,
+        grouped by ``(topic, queue_id)``: ``[(topic, queue_id, [request, ...]), ...]``, each group in
+        request order, the groups in the order of their first request (the consume-queue dispatcher
+        writes each group's units with one put_requests)."""
         ...
 
     def write_record(self, buf, pos: int, body, topic: bytes, props: bytes, queue_id: int, flag: int,
@@ -474,6 +483,26 @@ def _py_cq_put_units(buf, pos: int, file_size: int, file_from_offset: int, allow
     return i, pos, max_physic_offset
 
 
+_TX_TYPE = 0xC  # MessageSysFlag.TRANSACTION_MASK; PREPARED 0x4 and ROLLBACK 0xC get no unit
+
+
+def _py_queue_groups(requests) -> list[tuple[str, int, list]]:
+    """Pure twin of ``queue_groups``."""
+    groups: dict[tuple[str, int], list] = {}
+    out = []
+    for r in requests:
+        tx = r.sys_flag & _TX_TYPE
+        if tx != 0x4 and tx != 0xC:
+            key = (r.topic, r.queue_id)
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = [r]
+                out.append((r.topic, r.queue_id, g))
+            else:
+                g.append(r)
+    return out
+
+
 _CQ_HEAD = struct.Struct(">qi")
 
 
@@ -625,6 +654,7 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     batch_properties=record_codec.batch_properties,
     msg_ids=_py_msg_ids,
     cq_put_units=_py_cq_put_units,
+    queue_groups=_py_queue_groups,
     write_record=record_codec.write_record,
     dispatch_requests=_py_dispatch_requests,
     new_dispatch_request=_py_new_dispatch_request,
@@ -639,7 +669,7 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
 )
 
 _NAMES = ("b64encode", "b64decode", "java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
-          "msg_ids", "cq_put_units", "write_record", "dispatch_requests",
+          "msg_ids", "cq_put_units", "queue_groups", "write_record", "dispatch_requests",
           "new_dispatch_request", "split_batch", "parse_record",
           "encode_records", "encode_batch", "walk_records", "cq_scan", "crc32", "acl_mac")
 
@@ -667,6 +697,7 @@ dispatch_props = _impl.dispatch_props
 batch_properties = _impl.batch_properties
 msg_ids = _impl.msg_ids
 cq_put_units = _impl.cq_put_units
+queue_groups = _impl.queue_groups
 write_record = _impl.write_record
 dispatch_requests = _impl.dispatch_requests
 new_dispatch_request = _impl.new_dispatch_request

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Protocol
 
 from common.message import MessageSysFlag, string_to_properties
+from common.speedups import queue_groups as _queue_groups
 
 __all__ = [
     "DispatchRequest",
@@ -157,17 +158,7 @@ class CommitLogDispatcherBuildConsumeQueue:
             for r in requests:
                 self.dispatch(r)
             return
-        groups: dict[tuple[str, int], list[DispatchRequest]] = {}
-        for r in requests:
-            tx = r.sys_flag & _TX_MASK
-            if tx == _TX_NOT or tx == _TX_COMMIT:
-                key = (r.topic, r.queue_id)
-                g = groups.get(key)
-                if g is None:
-                    groups[key] = [r]
-                else:
-                    g.append(r)
-        for (topic, qid), g in groups.items():
+        for topic, qid, g in _queue_groups(requests):  # one compiled pass, not a dict lookup per record
             cq = find(topic, qid)
             if cq is None:
                 log.error("dispatch: invalid topic/queue %r/%d skipped", topic, qid)
