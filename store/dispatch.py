@@ -78,7 +78,12 @@ class DispatchRequest:
         SQL92 filter read them), so a dispatched record costs no property parsing.
         """
         p = self._properties
-        return p if p is not None else LazyProperties(self)
+        if p is not None:
+            return p
+        # one per dispatched record: made without running LazyProperties.__init__ (a Python frame)
+        view = _new_view(LazyProperties)
+        view._request = self
+        return view
 
     def __repr__(self) -> str:
         return (f"DispatchRequest(topic={self.topic!r}, queue_id={self.queue_id}, "
@@ -111,6 +116,9 @@ class LazyProperties(Mapping):
 
     def __repr__(self) -> str:
         return f"LazyProperties({self._request.properties!r})"
+
+
+_new_view = object.__new__
 
 
 class CommitLogDispatcher(Protocol):
