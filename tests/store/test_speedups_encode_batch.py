@@ -194,3 +194,50 @@ def test_twins_agree_on_random_and_garbled_batches():
         else:
             assert got_p == got_c
         assert a == b
+
+
+# -- CommitLog.put_messages through encode_batch -------------------------------------------------------
+
+
+def test_commit_log_batches_roll_over_and_leave_the_requests_the_reput_would_parse(tmp_path):
+    """Batches that do not fit the last file's room (or its warmed part) go whole into the next file
+    after a BLANK record; each prepared request equals the one parsed back from its record."""
+    from common.message import MessageExtBatch
+    from store.commit_log import CommitLog
+    from store.config import MessageStoreConfig
+
+    cfg = MessageStoreConfig(storePathRootDir=str(tmp_path), storePathCommitLog=str(tmp_path / "commitlog"),
+                             mappedFileSizeCommitLog=64 * 1024)
+    cl = CommitLog(cfg)
+    assert cl.load()
+    cl.enable_prepared_dispatch()
+    rnd = random.Random(11)
+    qoff = 0
+    for i in range(40):
+        n = rnd.randint(1, 12)
+        body = b"".join(batch_entry(rnd.randbytes(rnd.randint(0, 900)), f"UNIQ_KEY\x01U{i}_{j}\x02TAGS\x01t{j % 3}".encode())
+                        for j in range(n))
+        b = MessageExtBatch(topic="RollT", queue_id=2, body=body, properties_string="CLUSTER\x01c",
+                            born_host=("127.0.0.1", 4000), store_host=("127.0.0.1", 10911))
+        r = cl.put_messages(b)
+        assert r.is_ok() and r.append_result.msg_num == n and r.append_result.logics_offset == qoff
+        start = r.append_result.wrote_offset
+        assert start // cfg.mappedFileSizeCommitLog == (start + r.append_result.wrote_bytes - 1) // cfg.mappedFileSizeCommitLog
+        qoff += n
+    files = cl.mapped_file_queue.mapped_files
+    assert len(files) >= 3
+    reqs = list(cl.prepared)
+    assert len(reqs) == qoff
+    for req in reqs:
+        mf = cl.mapped_file_queue.find_mapped_file_by_offset(req.commit_log_offset)
+        parsed = cl.check_message_and_return_size(memoryview(mf.mm), req.commit_log_offset - mf.file_from_offset,
+                                                  mf.file_from_offset, check_crc=True)
+        assert fields_of(parsed) == fields_of(req)
+    # one entry larger than a whole file: refused, nothing written
+    end = cl.get_max_offset()
+    huge = MessageExtBatch(topic="RollT", queue_id=2, body=batch_entry(bytes(70_000), b""),
+                           born_host=("127.0.0.1", 4000), store_host=("127.0.0.1", 10911))
+    r = cl.put_messages(huge)
+    assert (r.status.name, r.remark) == ("MESSAGE_ILLEGAL", "batch larger than a commit-log file")
+    assert cl.get_max_offset() == end
+    cl.shutdown()
