@@ -669,9 +669,9 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
 )
 
 _NAMES = ("b64encode", "b64decode", "java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
-          "msg_ids", "cq_put_units", "queue_groups", "write_record", "dispatch_requests",
+          "msg_ids", "cq_put_units", "queue_groups", "encode_batch", "write_record", "dispatch_requests",
           "new_dispatch_request", "split_batch", "parse_record",
-          "encode_records", "encode_batch", "walk_records", "cq_scan", "crc32", "acl_mac")
+          "encode_records", "walk_records", "cq_scan", "crc32", "acl_mac")
 
 compiled: Speedups | None
 try:
