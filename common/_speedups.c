@@ -36,8 +36,8 @@ typedef struct {
     uint32_t crc[8][256];
     /* attribute names of a DispatchRequest read by index_build_many */
     PyObject *n_topic, *n_offset, *n_sys_flag, *n_keys, *n_uniq, *n_ts;
-    /* and by cq_put_units */
-    PyObject *n_size, *n_tags_code, *n_cq_offset;
+    /* and by cq_put_units, queue_groups */
+    PyObject *n_size, *n_tags_code, *n_cq_offset, *n_queue_id;
     /* the DispatchRequest class last given to dispatch_requests/new_dispatch_request and its slot offsets */
     PyObject *dr_cls;
     Py_ssize_t dr_offs[15];
@@ -313,7 +313,7 @@ static Py_ssize_t count_keys(PyObject *s)
 }
 
 /* Indices into DR_SLOTS (DispatchRequest's slots in positional order, defined below). */
-enum { DR_TOPIC = 0, DR_OFFSET = 2, DR_SIZE = 3, DR_TAGS_CODE = 4, DR_TS = 5, DR_CQ_OFFSET = 6, DR_KEYS = 7,
+enum { DR_TOPIC = 0, DR_QUEUE_ID = 1, DR_OFFSET = 2, DR_SIZE = 3, DR_TAGS_CODE = 4, DR_TS = 5, DR_CQ_OFFSET = 6, DR_KEYS = 7,
        DR_UNIQ = 8, DR_SYS_FLAG = 9 };
 
 /* Attribute `name` (slot `idx`) of a DispatchRequest: read straight from the slot when o is of the class
@@ -551,6 +551,108 @@ done:
     Py_XDECREF(seq);
     PyBuffer_Release(&buf);
     return res;
+}
+
+/*
+ * queue_groups(requests) -> [(topic, queue_id, [request, ...]), ...]: the requests whose transaction type
+ * is NOT or COMMIT (those that get a consume-queue unit), grouped by (topic, queue_id) in order, groups
+ * in the order of their first request.
+ */
+static PyObject *queue_groups(PyObject *module, PyObject *requests)
+{
+    const speedups_state *st = (const speedups_state *)PyModule_GetState(module);
+    PyObject *seq, *out = NULL, *index = NULL, *cur = NULL, *cur_topic = NULL, *cur_qid = NULL;
+    Py_ssize_t n, i;
+
+    seq = PySequence_Fast(requests, "requests must be a sequence");
+    if (seq == NULL)
+        return NULL;
+    n = PySequence_Fast_GET_SIZE(seq);
+    out = PyList_New(0);
+    index = PyDict_New(); /* (topic, queue_id) -> its group's list */
+    if (out == NULL || index == NULL)
+        goto fail;
+    for (i = 0; i < n; i++) {
+        PyObject *req = PySequence_Fast_GET_ITEM(seq, i), *topic, *qid;
+        int64_t sys_flag;
+        int same;
+
+        if (int64_attr(st, req, st->n_sys_flag, DR_SYS_FLAG, &sys_flag) < 0)
+            goto fail;
+        if ((sys_flag & 0xC) == 0x4 || (sys_flag & 0xC) == 0xC)
+            continue; /* PREPARED, ROLLBACK: no unit */
+        topic = req_attr(st, req, st->n_topic, DR_TOPIC);
+        if (topic == NULL)
+            goto fail;
+        qid = req_attr(st, req, st->n_queue_id, DR_QUEUE_ID);
+        if (qid == NULL) {
+            Py_DECREF(topic);
+            goto fail;
+        }
+        /* the usual case: the same queue as the request before (a batch's records) */
+        same = 0;
+        if (cur != NULL) {
+            same = PyObject_RichCompareBool(topic, cur_topic, Py_EQ);
+            if (same == 1)
+                same = PyObject_RichCompareBool(qid, cur_qid, Py_EQ);
+        }
+        if (same < 0) {
+            Py_DECREF(topic);
+            Py_DECREF(qid);
+            goto fail;
+        }
+        if (!same) {
+            PyObject *key = PyTuple_Pack(2, topic, qid), *g;
+
+            if (key == NULL) {
+                Py_DECREF(topic);
+                Py_DECREF(qid);
+                goto fail;
+            }
+            g = PyDict_GetItemWithError(index, key); /* borrowed */
+            if (g == NULL) {
+                PyObject *entry;
+
+                if (PyErr_Occurred() || (g = PyList_New(0)) == NULL) {
+                    Py_DECREF(key);
+                    Py_DECREF(topic);
+                    Py_DECREF(qid);
+                    goto fail;
+                }
+                entry = PyTuple_Pack(3, topic, qid, g);
+                if (entry == NULL || PyDict_SetItem(index, key, g) < 0 || PyList_Append(out, entry) < 0) {
+                    Py_XDECREF(entry);
+                    Py_DECREF(g);
+                    Py_DECREF(key);
+                    Py_DECREF(topic);
+                    Py_DECREF(qid);
+                    goto fail;
+                }
+                Py_DECREF(entry);
+                Py_DECREF(g); /* the index and the entry hold it */
+            }
+            Py_DECREF(key);
+            cur = g;
+            Py_XSETREF(cur_topic, Py_NewRef(topic));
+            Py_XSETREF(cur_qid, Py_NewRef(qid));
+        }
+        Py_DECREF(topic);
+        Py_DECREF(qid);
+        if (PyList_Append(cur, req) < 0)
+            goto fail;
+    }
+    Py_DECREF(index);
+    Py_XDECREF(cur_topic);
+    Py_XDECREF(cur_qid);
+    Py_DECREF(seq);
+    return out;
+fail:
+    Py_XDECREF(out);
+    Py_XDECREF(index);
+    Py_XDECREF(cur_topic);
+    Py_XDECREF(cur_qid);
+    Py_DECREF(seq);
+    return NULL;
 }
 
 /* -- client batch bodies ------------------------------------------------------------------ */
@@ -1671,6 +1773,409 @@ done:
     return res;
 }
 
+/* -- a client batch in one pass ---------------------------------------------------------------- */
+
+typedef struct {
+    Py_ssize_t bstart, blen, pstart, plen, full, size, at;
+    int flag;
+    uint32_t crc;
+    PyObject *text, *vals[4]; /* stored properties text; TAGS KEYS UNIQ_KEY DELAY (scan_props) */
+} batch_entry;
+
+static void free_entries(batch_entry *e, Py_ssize_t n)
+{
+    Py_ssize_t i;
+    int k;
+
+    for (i = 0; i < n; i++) {
+        Py_XDECREF(e[i].text);
+        for (k = 0; k < 4; k++)
+            Py_XDECREF(e[i].vals[k]);
+    }
+}
+
+/* The entries of a client batch body into *out (PyMem, caller frees), or -1 with *err set to the
+ * refusal text (a new str) or an exception raised (err NULL). Same checks and texts as split_batch. */
+static Py_ssize_t split_entries(const uint8_t *b, Py_ssize_t n, batch_entry **out, PyObject **err)
+{
+    Py_ssize_t pos = 0, count = 0, cap = 16;
+    batch_entry *e = PyMem_New(batch_entry, cap);
+
+    *out = NULL;
+    *err = NULL;
+    if (e == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    while (pos < n) {
+        int32_t total = 0, blen = 0;
+        Py_ssize_t p = 0, plen = 0;
+        const char *what = NULL;
+
+        if (pos + 22 > n) {
+            what = "truncated batch entry";
+        } else {
+            total = rd_i32(b + pos);
+            blen = rd_i32(b + pos + 16);
+            p = pos + 20;
+            if (blen < 0 || p + (Py_ssize_t)blen + 2 > n) {
+                what = "bad body length in batch entry";
+            } else {
+                plen = ((Py_ssize_t)b[p + blen] << 8) | b[p + blen + 1];
+                if (p + blen + 2 + plen > n || (Py_ssize_t)total != p + blen + 2 + plen - pos)
+                    what = "bad size in batch entry";
+            }
+        }
+        if (what != NULL) {
+            *err = PyUnicode_FromFormat("bad batch body: %s at %zd", what, pos);
+            PyMem_Free(e);
+            return -1;
+        }
+        if (count == cap) {
+            batch_entry *grown = PyMem_Resize(e, batch_entry, cap * 2);
+            if (grown == NULL) {
+                PyMem_Free(e);
+                PyErr_NoMemory();
+                return -1;
+            }
+            e = grown;
+            cap *= 2;
+        }
+        memset(&e[count], 0, sizeof(batch_entry));
+        e[count].flag = rd_i32(b + pos + 12);
+        e[count].bstart = p;
+        e[count].blen = blen;
+        e[count].pstart = p + blen + 2;
+        e[count].plen = plen;
+        count++;
+        pos = p + blen + 2 + plen;
+    }
+    *out = e;
+    return count;
+}
+
+/*
+ * encode_batch(buf, pos, limit, src, batch_props, topic, queue_id, first_qoff, file_base, sys_flag, born_ts,
+ *              born_addr, born_port, store_ts, store_addr, store_port, reconsume_times, prepared_offset,
+ *              prefix, cls, topic_str)
+ * split_batch + batch_properties + encode_records + msg_ids + dispatch_requests of one client batch in one
+ * pass over its body (see common.speedups.Speedups.encode_batch for the contract).
+ */
+static PyObject *encode_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    speedups_state *st = (speedups_state *)PyModule_GetState(module);
+    Py_buffer bufs[6];
+    static const int BUF_ARG[6] = {0, 3, 4, 5, 11, 14};
+    int got = 0, k;
+    long long pos, limit, qid, first_qoff, file_base, sys_flag, born_ts, born_port, store_ts, store_port, reconsume,
+        prepared;
+    PyObject *prefix, *cls, *topic_str, *res = NULL, *err = NULL, *ids = NULL, *reqs = NULL;
+    batch_entry *e = NULL;
+    Py_ssize_t n = 0, i, hsize, fixed, total = 0, p;
+    const Py_ssize_t *offs = NULL;
+    char *tmp = NULL;
+    Py_ssize_t cap = 0;
+
+    if (nargs != 21) {
+        PyErr_Format(PyExc_TypeError, "encode_batch expected 21 arguments, got %zd", nargs);
+        return NULL;
+    }
+    if (fast_ll(args[1], &pos, 0, PY_SSIZE_T_MAX, "pos") < 0 || fast_ll(args[2], &limit, I64, "limit") < 0 ||
+        fast_ll(args[6], &qid, I32, "queue_id") < 0 || fast_ll(args[7], &first_qoff, I64, "first_qoff") < 0 ||
+        fast_ll(args[8], &file_base, I64, "file_base") < 0 || fast_ll(args[9], &sys_flag, I32, "sys_flag") < 0 ||
+        fast_ll(args[10], &born_ts, I64, "born_ts") < 0 || fast_ll(args[12], &born_port, I32, "born_port") < 0 ||
+        fast_ll(args[13], &store_ts, I64, "store_ts") < 0 || fast_ll(args[15], &store_port, I32, "store_port") < 0 ||
+        fast_ll(args[16], &reconsume, I32, "reconsume_times") < 0 ||
+        fast_ll(args[17], &prepared, I64, "prepared_offset") < 0)
+        return NULL;
+    prefix = args[18];
+    cls = args[19];
+    topic_str = args[20];
+    if (check_str(prefix) < 0 || check_str(topic_str) < 0)
+        return NULL;
+    if (!PyUnicode_IS_ASCII(prefix)) {
+        PyErr_SetString(PyExc_ValueError, "prefix must be ASCII");
+        return NULL;
+    }
+    if (cls != Py_None) {
+        if (!PyType_Check(cls)) {
+            PyErr_SetString(PyExc_TypeError, "cls must be a class or None");
+            return NULL;
+        }
+        offs = dr_offsets(st, (PyTypeObject *)cls);
+        if (offs == NULL)
+            return NULL;
+    }
+    for (k = 0; k < 6; k++) {
+        if (PyObject_GetBuffer(args[BUF_ARG[k]], &bufs[k], k == 0 ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0)
+            goto done;
+        got++;
+    }
+    {
+        Py_buffer *buf = &bufs[0], *src = &bufs[1], *bp = &bufs[2], *topic = &bufs[3], *baddr = &bufs[4],
+                  *saddr = &bufs[5];
+        const uint8_t *s = (const uint8_t *)src->buf;
+        uint8_t *b = (uint8_t *)buf->buf;
+
+        if (topic->len < 1 || topic->len > 127) {
+            PyErr_SetString(PyExc_ValueError, "topic must be 1..127 bytes");
+            goto done;
+        }
+        if ((baddr->len != 4 && baddr->len != 16) || (saddr->len != 4 && saddr->len != 16)) {
+            PyErr_SetString(PyExc_ValueError, "host addresses must be 4 or 16 bytes");
+            goto done;
+        }
+        if (((sys_flag & BORN_V6) != 0) != (baddr->len == 16) || ((sys_flag & STORE_V6) != 0) != (saddr->len == 16)) {
+            PyErr_SetString(PyExc_ValueError, "sys_flag host bits do not match the address lengths");
+            goto done;
+        }
+        if (pos > buf->len) {
+            PyErr_SetString(PyExc_IndexError, "record position outside the buffer");
+            goto done;
+        }
+        if (limit > buf->len - pos)
+            limit = buf->len - pos; /* never past the mapping */
+        n = split_entries(s, src->len, &e, &err);
+        if (n < 0) {
+            n = 0;
+            if (err != NULL)
+                res = Py_BuildValue("(iN)", 1, err);
+            goto done;
+        }
+        if (n == 0) {
+            res = Py_BuildValue("(is)", 1, "empty batch");
+            goto done;
+        }
+        if (bp->len && memchr(bp->buf, 0, (size_t)bp->len) != NULL) {
+            res = Py_BuildValue("(is)", 1, "properties contain NUL");
+            goto done;
+        }
+        hsize = HEAD_SIZE + baddr->len + 4 + 8 + saddr->len + 4 + 16;
+        fixed = hsize + 1 + topic->len + 2;
+        /* each entry's stored properties: its own, then \x02 and the batch's when both exist */
+        for (i = 0; i < n; i++) {
+            batch_entry *r = &e[i];
+            const char *start;
+            int sr;
+
+            if (r->plen) {
+                if (memchr(s + r->pstart, 0, (size_t)r->plen) != NULL) {
+                    res = Py_BuildValue("(is)", 1, "batch properties contain NUL");
+                    goto done;
+                }
+                r->full = r->plen + (bp->len ? 1 + bp->len : 0);
+                if (r->full == r->plen) {
+                    start = (const char *)s + r->pstart;
+                } else {
+                    if (r->full > cap) {
+                        char *grown = PyMem_Realloc(tmp, (size_t)r->full);
+                        if (grown == NULL) {
+                            PyErr_NoMemory();
+                            goto done;
+                        }
+                        tmp = grown;
+                        cap = r->full;
+                    }
+                    memcpy(tmp, s + r->pstart, (size_t)r->plen);
+                    tmp[r->plen] = 0x02;
+                    memcpy(tmp + r->plen + 1, bp->buf, (size_t)bp->len);
+                    start = tmp;
+                }
+            } else {
+                r->full = bp->len;
+                start = (const char *)bp->buf;
+            }
+            r->text = PyUnicode_DecodeUTF8(start, r->full, NULL);
+            if (r->text == NULL) {
+                if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+                    goto done;
+                PyErr_Clear();
+                res = Py_BuildValue("(is)", 1, "batch properties not UTF-8");
+                goto done;
+            }
+            if (r->full > MAX_PROPERTIES_BYTES) {
+                res = Py_BuildValue("(is)", 2, "properties of a batch message exceed 32767 bytes");
+                goto done;
+            }
+            sr = scan_props(r->text, r->vals);
+            if (sr < 0)
+                goto done;
+            if (sr == 1) { /* cannot happen: both parts were checked for NUL */
+                res = Py_BuildValue("(is)", 1, "properties contain NUL");
+                goto done;
+            }
+            r->size = fixed + r->blen + r->full;
+            total += r->size;
+        }
+        if (total > limit) {
+            res = Py_BuildValue("(in)", 3, total);
+            goto done;
+        }
+        /* payloads first (with each body's CRC), then the headers newest first, each magic last */
+        p = (Py_ssize_t)pos;
+        for (i = 0; i < n; i++) {
+            batch_entry *r = &e[i];
+            uint8_t *q = b + p + hsize;
+
+            r->at = p;
+            r->crc = crc32_of(st, s + r->bstart, r->blen) & 0x7FFFFFFFu;
+            memmove(q, s + r->bstart, (size_t)r->blen);
+            q += r->blen;
+            *q++ = (uint8_t)topic->len;
+            memcpy(q, topic->buf, (size_t)topic->len);
+            q += topic->len;
+            q[0] = (uint8_t)(r->full >> 8);
+            q[1] = (uint8_t)r->full;
+            q += 2;
+            if (r->plen) {
+                memmove(q, s + r->pstart, (size_t)r->plen);
+                q += r->plen;
+                if (bp->len) {
+                    *q++ = 0x02;
+                    memcpy(q, bp->buf, (size_t)bp->len);
+                }
+            } else if (bp->len) {
+                memcpy(q, bp->buf, (size_t)bp->len);
+            }
+            p += r->size;
+        }
+        for (i = n - 1; i >= 0; i--) {
+            const batch_entry *r = &e[i];
+            uint8_t *h = b + r->at;
+
+            wr_u32(h, (uint32_t)r->size);
+            wr_u32(h + 8, r->crc);
+            wr_u32(h + 12, (uint32_t)qid);
+            wr_u32(h + 16, (uint32_t)r->flag);
+            wr_u64(h + 20, (uint64_t)first_qoff + (uint64_t)i);
+            wr_u64(h + 28, (uint64_t)file_base + (uint64_t)r->at);
+            wr_u32(h + 36, (uint32_t)sys_flag);
+            wr_u64(h + 40, (uint64_t)born_ts);
+            h += HEAD_SIZE;
+            memcpy(h, baddr->buf, (size_t)baddr->len);
+            wr_u32(h + baddr->len, (uint32_t)born_port);
+            h += baddr->len + 4;
+            wr_u64(h, (uint64_t)store_ts);
+            memcpy(h + 8, saddr->buf, (size_t)saddr->len);
+            wr_u32(h + 8 + saddr->len, (uint32_t)store_port);
+            h += 8 + saddr->len + 4;
+            wr_u32(h, (uint32_t)reconsume);
+            wr_u64(h + 4, (uint64_t)prepared);
+            wr_u32(h + 12, (uint32_t)r->blen);
+            wr_u32(b + r->at + 4, (uint32_t)MESSAGE_MAGIC_CODE);
+        }
+        /* the put's msgIds: prefix + 16 hex digits of each record's offset, comma-joined */
+        {
+            static const char HEX[] = "0123456789ABCDEF";
+            Py_ssize_t plen = PyUnicode_GET_LENGTH(prefix);
+            const char *pre = (const char *)PyUnicode_DATA(prefix);
+            char *w;
+
+            if (plen > (PY_SSIZE_T_MAX / 2 - 17) || n > (PY_SSIZE_T_MAX / 2) / (plen + 17)) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            ids = PyUnicode_New(n * (plen + 17) - 1, 127);
+            if (ids == NULL)
+                goto done;
+            w = (char *)PyUnicode_DATA(ids);
+            for (i = 0; i < n; i++) {
+                uint64_t v = (uint64_t)file_base + (uint64_t)e[i].at;
+                if (i)
+                    *w++ = ',';
+                memcpy(w, pre, (size_t)plen);
+                w += plen;
+                for (k = 15; k >= 0; k--) {
+                    w[k] = HEX[v & 0xF];
+                    v >>= 4;
+                }
+                w += 16;
+            }
+        }
+        if (offs != NULL) {
+            /* the prepared DispatchRequests: what dispatch_requests makes of these records */
+            PyObject *shared[5] = {NULL, NULL, NULL, NULL, NULL}; /* queue id, store time, sys flag, prepared, "" */
+            PyObject *last_size = NULL;
+            Py_ssize_t last_size_v = -1;
+
+            shared[0] = PyLong_FromLongLong(qid);
+            shared[1] = PyLong_FromLongLong(store_ts);
+            shared[2] = PyLong_FromLongLong(sys_flag);
+            shared[3] = PyLong_FromLongLong(prepared);
+            shared[4] = PyUnicode_New(0, 127);
+            reqs = PyList_New(n);
+            for (k = 0; k < 5; k++) {
+                if (shared[k] == NULL)
+                    Py_CLEAR(reqs);
+            }
+            for (i = 0; reqs != NULL && i < n; i++) {
+                batch_entry *r = &e[i];
+                PyObject *obj, *vals[15];
+                PyObject *tags = r->vals[0], *keys = r->vals[1];
+
+                if (r->size != last_size_v) { /* records of one batch are mostly of one size: one int for them */
+                    Py_XSETREF(last_size, PyLong_FromSsize_t(r->size));
+                    last_size_v = r->size;
+                }
+                vals[0] = Py_NewRef(topic_str);
+                vals[1] = Py_NewRef(shared[0]);
+                vals[2] = PyLong_FromLongLong(file_base + r->at);
+                vals[3] = Py_XNewRef(last_size);
+                vals[4] = PyLong_FromLong(tags != Py_None ? (long)(int32_t)hash_str(tags) : 0L);
+                vals[5] = Py_NewRef(shared[1]);
+                vals[6] = PyLong_FromLongLong(first_qoff + i);
+                vals[7] = Py_NewRef(keys == Py_None ? shared[4] : keys);
+                vals[8] = Py_NewRef(r->vals[2]);
+                vals[9] = Py_NewRef(shared[2]);
+                vals[10] = Py_NewRef(shared[3]);
+                /* DispatchRequest.__init__: properties parsed lazily from a non-empty text, else {} */
+                vals[11] = PyUnicode_GET_LENGTH(r->text) > 0 ? Py_NewRef(Py_None) : PyDict_New();
+                vals[12] = Py_NewRef(Py_True);
+                vals[13] = Py_NewRef(Py_None);
+                vals[14] = Py_NewRef(r->text);
+                obj = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+                for (k = 0; k < 15; k++) {
+                    if (vals[k] == NULL || obj == NULL)
+                        break;
+                }
+                if (k < 15) {
+                    for (k = 0; k < 15; k++)
+                        Py_XDECREF(vals[k]);
+                    Py_XDECREF(obj);
+                    if (!PyErr_Occurred())
+                        PyErr_NoMemory();
+                    Py_CLEAR(reqs);
+                    break;
+                }
+                for (k = 0; k < 15; k++)
+                    *(PyObject **)((char *)obj + offs[k]) = vals[k]; /* fresh object: the slots are NULL */
+                untrack_request(obj);
+                PyList_SET_ITEM(reqs, i, obj);
+            }
+            Py_XDECREF(last_size);
+            for (k = 0; k < 5; k++)
+                Py_XDECREF(shared[k]);
+            if (reqs == NULL)
+                goto done;
+        } else {
+            reqs = Py_NewRef(Py_None);
+        }
+        res = Py_BuildValue("(innNN)", 0, (Py_ssize_t)pos + total, n, ids, reqs);
+        ids = reqs = NULL;
+    }
+done:
+    Py_XDECREF(ids);
+    Py_XDECREF(reqs);
+    if (e != NULL) {
+        free_entries(e, n);
+        PyMem_Free(e);
+    }
+    PyMem_Free(tmp);
+    for (k = 0; k < got; k++)
+        PyBuffer_Release(&bufs[k]);
+    return res;
+}
+
 static int speedups_exec(PyObject *module)
 {
     speedups_state *st = (speedups_state *)PyModule_GetState(module);
@@ -1704,8 +2209,9 @@ static int speedups_exec(PyObject *module)
     st->n_size = PyUnicode_InternFromString("msg_size");
     st->n_tags_code = PyUnicode_InternFromString("tags_code");
     st->n_cq_offset = PyUnicode_InternFromString("consume_queue_offset");
+    st->n_queue_id = PyUnicode_InternFromString("queue_id");
     if (!st->n_topic || !st->n_offset || !st->n_sys_flag || !st->n_keys || !st->n_uniq || !st->n_ts || !st->n_size ||
-        !st->n_tags_code || !st->n_cq_offset)
+        !st->n_tags_code || !st->n_cq_offset || !st->n_queue_id)
         return -1;
     return 0;
 }
@@ -1725,6 +2231,7 @@ static int speedups_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->n_size);
     Py_VISIT(st->n_tags_code);
     Py_VISIT(st->n_cq_offset);
+    Py_VISIT(st->n_queue_id);
     Py_VISIT(st->dr_cls);
     return 0;
 }
@@ -1744,6 +2251,7 @@ static int speedups_clear(PyObject *module)
     Py_CLEAR(st->n_size);
     Py_CLEAR(st->n_tags_code);
     Py_CLEAR(st->n_cq_offset);
+    Py_CLEAR(st->n_queue_id);
     Py_CLEAR(st->dr_cls);
     return 0;
 }
@@ -2335,6 +2843,8 @@ static PyMethodDef methods[] = {
     {"cq_put_units", cq_put_units, METH_VARARGS,
      "cq_put_units(buf, pos, file_size, file_from_offset, allow_at_zero, max_physic_offset, requests, start) -> "
      "(next, pos, max_physic_offset)"},
+    {"queue_groups", queue_groups, METH_O,
+     "queue_groups(requests) -> [(topic, queue_id, [request, ...])]: the consume-queue requests by queue, in order"},
     {"write_record", (PyCFunction)(void (*)(void))write_record, METH_FASTCALL,
      "write_record(buf, pos, body, topic, props, queue_id, flag, queue_offset, phys_offset, sys_flag, born_ts, "
      "born_addr, born_port, store_ts, store_addr, store_port, reconsume_times, prepared_offset, body_crc) -> end"},
@@ -2350,6 +2860,10 @@ static PyMethodDef methods[] = {
     {"encode_records", encode_records, METH_VARARGS,
      "encode_records(buf, pos, src, items, batch_props, topic, queue_id, first_qoff, file_base, sys_flag, born_ts, "
      "born_addr, born_port, store_ts, store_addr, store_port, reconsume_times, prepared_offset) -> (end, positions)"},
+    {"encode_batch", (PyCFunction)(void (*)(void))encode_batch, METH_FASTCALL,
+     "encode_batch(buf, pos, limit, src, batch_props, topic, queue_id, first_qoff, file_base, sys_flag, born_ts, "
+     "born_addr, born_port, store_ts, store_addr, store_port, reconsume_times, prepared_offset, prefix, cls, "
+     "topic_str) -> (0, end, count, msg_ids, requests) | (1 or 2, refusal) | (3, total)"},
     {"walk_records", walk_records, METH_VARARGS,
      "walk_records(buf, pos, base_offset, check_crc) -> (end, count, blank): recovery's check of one file"},
     {"crc32", (PyCFunction)(void (*)(void))crc32_fn, METH_FASTCALL, "crc32(data, value=0) -> zlib.crc32(data, value)"},

@@ -28,12 +28,15 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 * ``msg_ids(prefix, base, positions)``: the comma-joined offset msgIds of a batch.
 * ``cq_put_units(buf, pos, file_size, file_from_offset, allow_at_zero, max_physic_offset, requests,
   start)``: ConsumeQueue units of a run of dispatched records appended at the end of one file.
+* ``queue_groups(requests)``: the dispatched records that get a consume-queue unit, grouped by queue.
 * ``write_record(buf, pos, body, topic, props, ...)``: one v1 record of a single put.
 * ``dispatch_requests(cls, topic, ...)``: the prepared DispatchRequests of a batch.
 * ``new_dispatch_request(cls, topic, ...)``: the prepared DispatchRequest of a single put.
 * ``split_batch(body)``: the entries of a client batch body.
 * ``parse_record(buf, pos, strict=False)``: one CommitLog record for the reput's DispatchRequest.
 * ``encode_records(buf, pos, src, items, batch_props, topic, ...)``: write v1 records (batch or single put).
+* ``encode_batch(buf, pos, limit, src, batch_props, topic, ...)``: a client batch stored in one pass
+  (split_batch + batch_properties + encode_records + msg_ids + dispatch_requests in one call).
 * ``walk_records(buf, pos, base_offset, check_crc)``: recovery's check of one CommitLog file.
 * ``cq_scan(buf, pos, end)``: ConsumeQueue recovery over one file's units.
 * ``acl_mac(pads, ext, order, others, body)``: an ACL 1.0 request signature (common.acl_signer);
@@ -75,12 +78,14 @@ __all__ = [
     "batch_properties",
     "msg_ids",
     "cq_put_units",
+    "queue_groups",
     "write_record",
     "dispatch_requests",
     "new_dispatch_request",
     "split_batch",
     "parse_record",
     "encode_records",
+    "encode_batch",
     "walk_records",
     "cq_scan",
     "crc32",
@@ -202,6 +207,13 @@ class Speedups(Protocol):
         write position and the new max physical offset."""
         ...
 
+    def queue_groups(self, requests) -> list[tuple[str, int, list]]:
+        """The requests (``sys_flag``, ``topic``, ``queue_id``) whose transaction type is NOT or COMMIT,
+        grouped by ``(topic, queue_id)``: ``[(topic, queue_id, [request, ...]), ...]``, each group in
+        request order, the groups in the order of their first request (the consume-queue dispatcher
+        writes each group's units with one put_requests)."""
+        ...
+
     def write_record(self, buf, pos: int, body, topic: bytes, props: bytes, queue_id: int, flag: int,
                      queue_offset: int, phys_offset: int, sys_flag: int, born_ts: int, born_addr: bytes,
                      born_port: int, store_ts: int, store_addr: bytes, store_port: int, reconsume_times: int,
@@ -277,6 +289,24 @@ class Speedups(Protocol):
                        store_addr: bytes, store_port: int, reconsume_times: int,
                        prepared_offset: int) -> tuple[int, list[int]]:
         """Write one v1 CommitLog record per item at ``pos`` (see :func:`common.record_codec.encode_records`)."""
+        ...
+
+    def encode_batch(self, buf, pos: int, limit: int, src, batch_props: bytes, topic: bytes, queue_id: int,
+                     first_qoff: int, file_base: int, sys_flag: int, born_ts: int, born_addr: bytes, born_port: int,
+                     store_ts: int, store_addr: bytes, store_port: int, reconsume_times: int, prepared_offset: int,
+                     prefix: str, cls: type | None, topic_str: str) -> tuple:
+        """A client batch body ``src`` stored as consecutive v1 records at ``pos``, in one pass: what
+        :meth:`split_batch`, :meth:`batch_properties`, :meth:`encode_records`, :meth:`msg_ids` and (when
+        ``cls`` is not None) :meth:`dispatch_requests` do, called in turn with these arguments. Returns
+
+        * ``(0, end, count, msg_ids, requests)``: written; ``requests`` None when ``cls`` is None;
+        * ``(1, message)``: refused as MESSAGE_ILLEGAL, nothing written: ``"bad batch body: ..."`` (the
+          split_batch text), ``"empty batch"``, ``"properties contain NUL"`` (``batch_props``), then
+          batch_properties' refusals in entry order; ``(2, message)``: stored properties over 32767 bytes;
+        * ``(3, total)``: the records take ``total`` bytes, more than ``limit`` (clamped to the buffer):
+          nothing written (the caller makes room and calls again).
+
+        Bad arguments raise as encode_records does (buffer, position, topic, addresses), checked first."""
         ...
 
 
@@ -465,6 +495,26 @@ def _py_cq_put_units(buf, pos: int, file_size: int, file_from_offset: int, allow
     return i, pos, max_physic_offset
 
 
+_TX_TYPE = 0xC  # MessageSysFlag.TRANSACTION_MASK; PREPARED 0x4 and ROLLBACK 0xC get no unit
+
+
+def _py_queue_groups(requests) -> list[tuple[str, int, list]]:
+    """Pure twin of ``queue_groups``."""
+    groups: dict[tuple[str, int], list] = {}
+    out = []
+    for r in requests:
+        tx = r.sys_flag & _TX_TYPE
+        if tx != 0x4 and tx != 0xC:
+            key = (r.topic, r.queue_id)
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = [r]
+                out.append((r.topic, r.queue_id, g))
+            else:
+                g.append(r)
+    return out
+
+
 _CQ_HEAD = struct.Struct(">qi")
 
 
@@ -504,6 +554,44 @@ def _py_dispatch_requests(cls: type, topic: str, queue_id: int, file_base: int, 
                        store_ts, first_qoff + i, keys if keys is not None else "", uniq, sys_flag, prepared_offset,
                        None, True, None, text))
     return out
+
+
+def _py_encode_batch(buf, pos: int, limit: int, src, batch_props: bytes, topic: bytes, queue_id: int,
+                     first_qoff: int, file_base: int, sys_flag: int, born_ts: int, born_addr: bytes, born_port: int,
+                     store_ts: int, store_addr: bytes, store_port: int, reconsume_times: int, prepared_offset: int,
+                     prefix: str, cls: type | None, topic_str: str) -> tuple:
+    """Pure twin of ``encode_batch``: the five steps it fuses, one after the other."""
+    if not isinstance(prefix, str) or not isinstance(topic_str, str):
+        raise TypeError("prefix and topic_str must be str")
+    if not prefix.isascii():
+        raise ValueError("prefix must be ASCII")
+    hdr = record_codec._record_header(buf, pos, topic, born_addr, store_addr, sys_flag)
+    try:  # the fields' ranges, checked before the body as the compiled twin does
+        hdr.pack(0, 0, 0, queue_id, 0, first_qoff, file_base, sys_flag, born_ts, born_addr, born_port, store_ts,
+                 store_addr, store_port, reconsume_times, prepared_offset, 0)
+    except struct.error as e:
+        raise OverflowError(str(e)) from None
+    items = record_codec.split_batch(src)
+    if isinstance(items, str):
+        return 1, f"bad batch body: {items}"
+    if not items:
+        return 1, "empty batch"
+    if b"\x00" in batch_props:
+        return 1, "properties contain NUL"
+    fields, var_bytes = record_codec.batch_properties(src, items, batch_props)
+    if type(fields) is int:
+        return fields, var_bytes
+    total = (hdr.size + 1 + len(topic) + 2) * len(items) + var_bytes
+    if total > min(limit, len(buf) - pos):
+        return 3, total
+    end, positions = record_codec.encode_records(
+        buf, pos, src, items, batch_props, topic, queue_id, first_qoff, file_base, sys_flag, born_ts, born_addr,
+        born_port, store_ts, store_addr, store_port, reconsume_times, prepared_offset)
+    reqs = None
+    if cls is not None:
+        reqs = _py_dispatch_requests(cls, topic_str, queue_id, file_base, positions, end, store_ts, first_qoff,
+                                     sys_flag, prepared_offset, fields)
+    return 0, end, len(positions), _py_msg_ids(prefix, file_base, positions), reqs
 
 
 def _py_new_dispatch_request(cls: type, topic: str, queue_id: int, commit_log_offset: int, msg_size: int,
@@ -587,12 +675,14 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
     batch_properties=record_codec.batch_properties,
     msg_ids=_py_msg_ids,
     cq_put_units=_py_cq_put_units,
+    queue_groups=_py_queue_groups,
     write_record=record_codec.write_record,
     dispatch_requests=_py_dispatch_requests,
     new_dispatch_request=_py_new_dispatch_request,
     split_batch=record_codec.split_batch,
     parse_record=record_codec.parse_record,
     encode_records=record_codec.encode_records,
+    encode_batch=_py_encode_batch,
     walk_records=record_codec.walk_records,
     cq_scan=_py_cq_scan,
     crc32=_py_crc32,
@@ -601,7 +691,7 @@ pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
 )
 
 _NAMES = ("b64encode", "b64decode", "java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
-          "msg_ids", "cq_put_units", "write_record", "dispatch_requests",
+          "msg_ids", "cq_put_units", "queue_groups", "encode_batch", "write_record", "dispatch_requests",
           "new_dispatch_request", "split_batch", "parse_record",
           "encode_records", "walk_records", "cq_scan", "crc32", "acl_mac", "acl_pads")
 
@@ -629,12 +719,14 @@ dispatch_props = _impl.dispatch_props
 batch_properties = _impl.batch_properties
 msg_ids = _impl.msg_ids
 cq_put_units = _impl.cq_put_units
+queue_groups = _impl.queue_groups
 write_record = _impl.write_record
 dispatch_requests = _impl.dispatch_requests
 new_dispatch_request = _impl.new_dispatch_request
 split_batch = _impl.split_batch
 parse_record = _impl.parse_record
 encode_records = _impl.encode_records
+encode_batch = _impl.encode_batch
 walk_records = _impl.walk_records
 cq_scan = _impl.cq_scan
 crc32 = _impl.crc32

@@ -88,11 +88,10 @@ _encode_records = speedups.encode_records
 _write_record = speedups.write_record
 # TAGS/KEYS/UNIQ_KEY/DELAY of a single put's properties, and the NUL check, in one scan
 _dispatch_props = speedups.dispatch_props
-# a batch's stored properties texts and dispatch fields in one call, its msgIds in another
-_batch_properties = speedups.batch_properties
-_msg_ids = speedups.msg_ids
-# the prepared requests of a batch of a plain topic (the compiled twin skips __init__ per record)
-_dispatch_requests = speedups.dispatch_requests
+# a client batch in one call: split, properties, records, msgIds and its prepared requests
+_encode_batch = speedups.encode_batch
+_NO_ROOM = bytearray()  # the buffer encode_batch is given when there is no file yet (limit -1: only sizes)
+# the prepared request of a single put (the compiled twin skips __init__)
 _new_request = speedups.new_dispatch_request
 
 def __getattr__(name: str):
@@ -432,52 +431,57 @@ class CommitLog:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "batch body exceeds maxMessageSize")
         if not isinstance(src, bytes):
             src = bytes(src)
-        items = _split_batch(src)
-        if isinstance(items, str):
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, f"bad batch body: {items}")
-        if not items:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "empty batch")
         topic = batch.topic
         topic_b = self._topic_cache.get(topic) or self._topic_bytes(topic)
         if topic_b is None:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "topic length must be 1..127 bytes")
-        topic_len = len(topic_b)
-        batch_props = batch.properties_bytes()
-        if b"\x00" in batch_props:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "properties contain NUL")
         born, store = batch.born_host, batch.store_host
         born_a, store_a = self._addr(born[0]), self._addr(store[0])
-        bv6, sv6 = len(born_a) == 16, len(store_a) == 16
         sys_flag = batch.sys_flag
-        sys_flag = (sys_flag | _BORN_V6) if bv6 else (sys_flag & ~_BORN_V6)
-        sys_flag = (sys_flag | _STORE_V6) if sv6 else (sys_flag & ~_STORE_V6)
-        fixed = MIN_RECORD_SIZE + topic_len + (12 if bv6 else 0) + (12 if sv6 else 0)
-        # the stored properties of each entry (as text, with their dispatch fields), or the first refusal
-        fields, var_bytes = _batch_properties(src, items, batch_props)
-        if type(fields) is int:
-            status = PutMessageStatus.MESSAGE_ILLEGAL if fields == 1 else PutMessageStatus.PROPERTIES_SIZE_EXCEEDED
-            return PutMessageResult(status, None, var_bytes)
-        total_all = fixed * len(items) + var_bytes
-        if total_all + END_FILE_MIN_BLANK_LENGTH > self.file_size:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "batch larger than a commit-log file")
-        mf = self._last_file_for(total_all)
-        if mf is None:
-            return self._no_file()
+        sys_flag = (sys_flag | _BORN_V6) if len(born_a) == 16 else (sys_flag & ~_BORN_V6)
+        sys_flag = (sys_flag | _STORE_V6) if len(store_a) == 16 else (sys_flag & ~_STORE_V6)
         qid = batch.queue_id
         per_topic = self._key_cache.get(topic)
         key = per_topic.get(qid) if per_topic is not None else None
         if key is None:
             key = self._queue_key(topic, qid)
         first_qoff = self.topic_queue_table.get(key, 0)
-        mm = mf.mm
-        start = mf.wrote_position
-        base = mf.file_from_offset
+        queue = self.prepared
+        # the reput's requests come with the records, except for SCHEDULE_TOPIC_XXXX (its tag code is a
+        # delivery time): the reput parses those back
+        cls = DispatchRequest if queue is not None and len(queue) < self.prepared_capacity and topic != SCHEDULE_TOPIC \
+            else None
+        prefix = self._prefix_cache.get(store) or self._msg_id_prefix(store)
         now = now_ms()
-        end, positions = _encode_records(
-            mm, start, src, items, batch_props, topic_b, qid, first_qoff, base, sys_flag,
-            batch.born_timestamp, born_a, born[1], now, store_a, store[1], batch.reconsume_times,
-            batch.prepared_transaction_offset)
-        n = len(positions)
+        files = self.mapped_file_queue.mapped_files
+        mf = files[-1] if files else None
+        # split, properties, records, msgIds and dispatch requests in one call; (3, total) when the
+        # records do not fit the last file's room (or its warmed part): make room, then once more
+        for _ in range(2):
+            if mf is None:
+                mm, start, base, limit = _NO_ROOM, 0, 0, -1
+            else:
+                mm, start, base = mf.mm, mf.wrote_position, mf.file_from_offset
+                limit = mf.file_size - END_FILE_MIN_BLANK_LENGTH - start
+                if self._warm and mf.warmed_to - start < limit:
+                    limit = mf.warmed_to - start
+            r = _encode_batch(mm, start, limit, src, batch.properties_bytes(), topic_b, qid, first_qoff, base,
+                              sys_flag, batch.born_timestamp, born_a, born[1], now, store_a, store[1],
+                              batch.reconsume_times, batch.prepared_transaction_offset, prefix, cls, topic)
+            status = r[0]
+            if status != 3:
+                break
+            if r[1] + END_FILE_MIN_BLANK_LENGTH > self.file_size:
+                return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, None, "batch larger than a commit-log file")
+            mf = self._last_file_for(r[1])
+            if mf is None:
+                return self._no_file()
+        if status:
+            if status == 3:  # cannot be: _last_file_for made the room
+                raise RuntimeError(f"no room for a batch of {r[1]} bytes after rolling")
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL if status == 1
+                                    else PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, None, r[1])
+        _, end, n, msg_ids, reqs = r
         mf.wrote_position = mf.committed_position = end
         mf.store_timestamp = now
         self.topic_queue_table[key] = first_qoff + n
@@ -485,28 +489,11 @@ class CommitLog:
         batch.queue_offset = first_qoff
         batch.commit_log_offset = base + start
         batch.sys_flag = sys_flag
-        queue = self.prepared
-        if queue is not None and len(queue) + n <= self.prepared_capacity:
-            prep_off = batch.prepared_transaction_offset
-            if topic != SCHEDULE_TOPIC:
-                reqs = _dispatch_requests(DispatchRequest, topic, qid, base, positions, end, now, first_qoff,
-                                          sys_flag, prep_off, fields)
-            else:
-                of = self.tags_code.of
-                reqs = []
-                nexts = [*positions[1:], end]
-                for i in range(n):
-                    pos = positions[i]
-                    props_s, tags, keys, uniq, delay = fields[i]
-                    reqs.append(DispatchRequest(topic, qid, base + pos, nexts[i] - pos, of(topic, tags, delay, now), now,
-                                                first_qoff + i, keys or "", uniq, sys_flag, prep_off, None, True,
-                                                None, props_s))
+        if reqs is not None and len(queue) + n <= self.prepared_capacity:
             queue.extend(reqs)
-        prefix = self._prefix_cache.get(store) or self._msg_id_prefix(store)
         return PutMessageResult(
             PutMessageStatus.PUT_OK,
-            AppendMessageResult(_APPEND_OK, base + start, end - start, _msg_ids(prefix, base, positions), now,
-                                first_qoff, n),
+            AppendMessageResult(_APPEND_OK, base + start, end - start, msg_ids, now, first_qoff, n),
         )
 
     def append_data(self, start_offset: int, data: bytes | memoryview) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Protocol
 
 from common.message import MessageSysFlag, string_to_properties
+from common.speedups import queue_groups as _queue_groups
 
 __all__ = [
     "DispatchRequest",
@@ -77,7 +78,12 @@ class DispatchRequest:
         SQL92 filter read them), so a dispatched record costs no property parsing.
         """
         p = self._properties
-        return p if p is not None else LazyProperties(self)
+        if p is not None:
+            return p
+        # one per dispatched record: made without running LazyProperties.__init__ (a Python frame)
+        view = _new_view(LazyProperties)
+        view._request = self
+        return view
 
     def __repr__(self) -> str:
         return (f"DispatchRequest(topic={self.topic!r}, queue_id={self.queue_id}, "
@@ -110,6 +116,9 @@ class LazyProperties(Mapping):
 
     def __repr__(self) -> str:
         return f"LazyProperties({self._request.properties!r})"
+
+
+_new_view = object.__new__
 
 
 class CommitLogDispatcher(Protocol):
@@ -157,17 +166,7 @@ class CommitLogDispatcherBuildConsumeQueue:
             for r in requests:
                 self.dispatch(r)
             return
-        groups: dict[tuple[str, int], list[DispatchRequest]] = {}
-        for r in requests:
-            tx = r.sys_flag & _TX_MASK
-            if tx == _TX_NOT or tx == _TX_COMMIT:
-                key = (r.topic, r.queue_id)
-                g = groups.get(key)
-                if g is None:
-                    groups[key] = [r]
-                else:
-                    g.append(r)
-        for (topic, qid), g in groups.items():
+        for topic, qid, g in _queue_groups(requests):  # one compiled pass, not a dict lookup per record
             cq = find(topic, qid)
             if cq is None:
                 log.error("dispatch: invalid topic/queue %r/%d skipped", topic, qid)
