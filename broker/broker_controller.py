@@ -84,6 +84,7 @@ class BrokerController:
         self._register_pending = False
         self._register_task: asyncio.Task | None = None
         self._stopped = False
+        self._started_services = 0  # how many of _services a start got through (what an abort stops)
         self.server: RemotingServer | None = None
         self.fast_server: RemotingServer | None = None
         self.client: RemotingClient | None = None
@@ -390,12 +391,8 @@ class BrokerController:
         fails, after undoing every step before it (see :meth:`_abort_start`)."""
         try:
             await self._start_steps()
-        except BaseException as e:
+        except BaseException:  # cancelled too: nothing started may outlive a start that did not finish
             await self._abort_start()
-            if isinstance(e, OSError) and not isinstance(e, BrokerStartError):
-                raise BrokerStartError(
-                    f"cannot listen on port {self.configs.netty_server.listenPort}: {e.strerror or e}"
-                ) from e
             raise
 
     async def _start_steps(self) -> None:
@@ -411,7 +408,10 @@ class BrokerController:
             if start is not None:
                 await _call(start)
             self._started_services += 1
-        await self.server.start()
+        try:
+            await self.server.start()
+        except OSError as e:
+            raise BrokerStartError(f"cannot listen on port {cfg.netty_server.listenPort}: {e.strerror or e}") from e
         if self.fast_server is not None:
             try:
                 await self.fast_server.start()
