@@ -127,8 +127,7 @@ class BrokerController:
         store = DefaultMessageStore(sc, store_host=self.store_host, arriving_listener=self._arriving, role=self.role)
         if sc.enableDLegerCommitLog:
             store.commit_log.tls = self.configs.tls  # DLedger peer traffic follows the broker's TLS settings
-        if not store.load():
-            store.shutdown_sync()
+        if not store.load():  # (not shut down: the files may be another process's, whose lock refused us)
             raise BrokerStartError(f"the message store under {sc.storePathRootDir} could not be loaded (see the log)")
         return store
 
