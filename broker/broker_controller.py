@@ -17,7 +17,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from broker.broker_fast_failure import BrokerFastFailure, backlog_runtime_info
 from broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI
@@ -46,6 +46,9 @@ from remoting.codes import RequestCode
 from remoting.command import RemotingCommand
 from remoting.fair_dispatch import FairDispatcher
 from remoting.server import RemotingServer
+
+if TYPE_CHECKING:  # DLedger mode only (start-up time of the others)
+    from broker.dledger_role_change_handler import DLedgerRoleChangeHandler
 
 __all__ = ["BrokerController", "create_broker"]
 
@@ -92,7 +95,7 @@ class BrokerController:
         self.slave_synchronize: SlaveSynchronize | None = None
         self.ha_service: HAService | None = None
         self.metrics_manager: BrokerMetricsManager | None = None
-        self.dledger_role_change_handler: Any = None  # DLedgerRoleChangeHandler in DLedger mode
+        self.dledger_role_change_handler: DLedgerRoleChangeHandler | None = None  # in DLedger mode
         self._hold: PullRequestHoldService | None = None  # set once the pull processor exists
         self.stats = BrokerStatsManager(bc.brokerClusterName)
         config_dir = os.path.join(sc.storePathRootDir, "config")
