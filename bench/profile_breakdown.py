@@ -21,7 +21,7 @@ from collections import defaultdict
 #: uvloop's transport methods are Cython functions, which cProfile does not see as calls: their time
 #: (the socket writes) shows as Connection._handle's / _flush's own time, hence that stage's name.
 STAGES: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
-    ("start-up / shutdown (not per message)", ("broker/broker_startup.py", "broker/startup.py"),
+    ("start-up / shutdown (not per message)", ("broker/broker_controller.py", "broker/broker_startup.py"),
      ("shutdown", "start", "create_broker", "<module>")),
     ("start-up / shutdown (not per message)", ("",), ("<module>", "builtins.compile", "_find_and_load",
                                                       "exec_module", "get_code")),

@@ -2,6 +2,6 @@
 
 import sys
 
-from broker.startup import main
+from broker.broker_startup import main
 
 sys.exit(main())

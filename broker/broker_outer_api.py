@@ -8,6 +8,7 @@ import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from broker.role_state import RoleState
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
@@ -22,13 +23,17 @@ log = logging.getLogger(__name__)
 
 @dataclass(slots=True)
 class BrokerIdentity:
-    """Who this broker is, as the NameServer sees it."""
+    """Who this broker is, as the NameServer sees it; the broker id is the live one of ``role``."""
 
     cluster_name: str
     broker_name: str
     broker_addr: str
-    broker_id: int
+    role: RoleState
     ha_server_addr: str
+
+    @property
+    def broker_id(self) -> int:
+        return self.role.broker_id
 
 
 @dataclass(slots=True)

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
 from typing import Any
+
+from broker.role_state import RoleState
 
 __all__ = [
     "BrokerStatsManager",
@@ -224,22 +225,22 @@ class SlavePutStatsDispatcher:
 
     A slave's messages arrive by replication, not by SEND_MESSAGE, so without this its
     msgPutTotalTodayNow and topic put stats stay 0; 4.9.7's reput counts them per topic on a
-    SLAVE. ``is_slave`` is asked per call, so a DLedger role change takes effect at once; a
+    SLAVE. The role is read per call, so a DLedger role change takes effect at once; a
     master's records come in batches (one call per batch), so it costs a master next to nothing.
     """
 
-    __slots__ = ("_inc_put", "_is_slave")
+    __slots__ = ("_inc_put", "_role")
 
-    def __init__(self, stats: BrokerStatsManager, is_slave: Callable[[], bool]) -> None:
+    def __init__(self, stats: BrokerStatsManager, role: RoleState) -> None:
         self._inc_put = stats.inc_put
-        self._is_slave = is_slave
+        self._role = role
 
     def dispatch(self, request: Any) -> None:
-        if self._is_slave():
+        if self._role.is_slave:
             self._inc_put(request.topic, 1, request.msg_size)
 
     def dispatch_many(self, requests: list[Any]) -> None:
-        if self._is_slave():
+        if self._role.is_slave:
             inc = self._inc_put
             for r in requests:
                 inc(r.topic, 1, r.msg_size)

@@ -1,4 +1,4 @@
-"""Broker component configs: BrokerConfig, NettyServerConfig, NettyClientConfig.
+"""Broker component configs: BrokerConfig, NettyServerConfig, NettyClientConfig, and BrokerConfigs (all of one broker).
 
 Field names are RocketMQ's property keys (case-sensitive); defaults are
 RocketMQ 4.9.7's. Anything that is a path, a port, or could make the broker run
@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import os
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from common import mixall
 from common.config import cfg
+from remoting.tls import TlsSystemConfig
+from store.config import MessageStoreConfig
 
-__all__ = ["BrokerConfig", "NettyServerConfig", "NettyClientConfig", "local_ipv4", "local_host_name"]
+__all__ = ["BrokerConfig", "NettyServerConfig", "NettyClientConfig", "BrokerConfigs", "local_ipv4",
+           "local_host_name"]
 
 _CPUS = os.cpu_count() or 1
 
@@ -185,3 +188,21 @@ class NettyClientConfig:
     clientPooledByteBufAllocatorEnable: bool = cfg(False)
     clientCloseSocketIfTimeout: bool = cfg(True)
     useTLS: bool = cfg(False, wire=False)
+
+
+@dataclass
+class BrokerConfigs:
+    """All component configs of one broker process plus the file they came from.
+
+    They hold what start-up made of the file; the live role is the controller's RoleState."""
+
+    broker: BrokerConfig = field(default_factory=BrokerConfig)
+    netty_server: NettyServerConfig = field(default_factory=NettyServerConfig)
+    netty_client: NettyClientConfig = field(default_factory=NettyClientConfig)
+    store: MessageStoreConfig = field(default_factory=MessageStoreConfig)
+    config_file: str | None = None
+    #: tls.* settings (not part of all(): never listed or changed over the wire)
+    tls: TlsSystemConfig = field(default_factory=TlsSystemConfig)
+
+    def all(self) -> list[BrokerConfig | NettyServerConfig | NettyClientConfig | MessageStoreConfig]:
+        return [self.broker, self.netty_server, self.netty_client, self.store]

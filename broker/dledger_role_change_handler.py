@@ -16,7 +16,7 @@ task draining a queue, RocketMQ's single-threaded executor):
   larger (dledger_divided_offset_check.py); rebuild the queue-offset table from the
   consume queues, then become master (brokerId 0). Leadership lost while waiting: nothing.
 
-The broker's ``change_role`` does the rest (store role, read-only processors,
+The controller's ``change_role`` does the rest (the RoleState every role-aware part reads,
 schedule and transaction services via its role-change listeners, SlaveSynchronize,
 immediate re-registration with the NameServers).
 """
@@ -26,11 +26,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from typing import Any
+from typing import Any, Protocol
 
+from broker.broker_outer_api import BrokerIdentity
 from broker.dledger_divided_offset_check import DividedOffsetCheck
+from broker.role_state import RoleState
+from broker.slave_synchronize import SlaveSynchronize
 from dledger.protocol import Role
-from store.config import BrokerRole
+from remoting.client import RemotingClient
 
 __all__ = ["DLedgerRoleChangeHandler", "slave_broker_id"]
 
@@ -52,13 +55,29 @@ def slave_broker_id(self_id: str, peers: list[str] | None = None) -> int:
     return (ids.index(self_id) if self_id in ids else len(ids)) + 1
 
 
-class DLedgerRoleChangeHandler:
-    """Follows the DLedger member of ``broker.store.commit_log`` (a DLedgerCommitLog)."""
+class RoleChanger(Protocol):
+    """What the handler needs of the broker (its controller): switch roles, register, sync metadata."""
 
-    def __init__(self, broker: Any) -> None:
+    identity: BrokerIdentity
+    slave_synchronize: SlaveSynchronize | None
+    client: RemotingClient | None
+
+    async def change_role(self, *, master: bool, broker_id: int | None = None) -> None: ...
+
+    async def register_broker_all(self, oneway: bool = False, force: bool = True) -> None: ...
+
+
+class DLedgerRoleChangeHandler:
+    """Follows the DLedger member of ``store.commit_log`` (a DLedgerCommitLog).
+
+    :meth:`install` subscribes it; the broker runs :meth:`start` and :meth:`stop` with its services.
+    """
+
+    def __init__(self, broker: RoleChanger, store: Any, role: RoleState) -> None:
         self.broker = broker
-        self.store = broker.store
-        self.commit_log = broker.store.commit_log
+        self.store = store
+        self.role = role
+        self.commit_log = store.commit_log
         cfg = self.commit_log.dledger_config
         self.self_id = cfg.selfId
         self.slave_id = slave_broker_id(cfg.selfId, list(cfg.peer_map()))
@@ -72,16 +91,17 @@ class DLedgerRoleChangeHandler:
                                                 self.store.config.storePathRootDir)
 
     def install(self) -> DLedgerRoleChangeHandler:
-        """Subscribe to the commit log's role changes and stop with the broker."""
+        """Subscribe to the commit log's role changes (before the store starts)."""
         self.commit_log.role_listener = self.on_role_change
         self.divided_check.install()
-        self.broker.add_service(self.divided_check.start, self.divided_check.stop)
-        self.broker.add_service(None, self.stop)
-        self.broker.dledger_role_change_handler = self
         return self
+
+    async def start(self) -> None:
+        await self.divided_check.start()
 
     def on_role_change(self, role: Role, term: int, leader_id: str | None) -> None:
         """DLedger's callback (on the loop): queue the change."""
+        self.role.set_dledger(role.name, term)
         if self._queue is None:
             self._queue = asyncio.Queue()
             self._task = asyncio.get_running_loop().create_task(self._run(), name="dledger-role-change")
@@ -103,7 +123,7 @@ class DLedgerRoleChangeHandler:
                 self._master_of[self.self_id] = self.broker.identity.broker_addr
                 await self.broker.change_role(master=True)
             return
-        if role is Role.CANDIDATE and self.store.config.brokerRole is BrokerRole.SLAVE:
+        if role is Role.CANDIDATE and self.role.is_slave:
             self._leader_lost()
             return
         self.handled.append((role, term))
@@ -184,6 +204,7 @@ class DLedgerRoleChangeHandler:
         return False
 
     async def stop(self) -> None:
+        """Stop following roles, then the divided-offset check."""
         if self._follow_task is not None:
             self._follow_task.cancel()
             try:
@@ -198,3 +219,4 @@ class DLedgerRoleChangeHandler:
             except asyncio.CancelledError:
                 pass
             self._task = None
+        await self.divided_check.stop()

@@ -1,6 +1,6 @@
 """EmbeddedCluster: a NameServer and brokers inside the current Python process, on loopback.
 
-The same code as ``bin/mqnamesrv`` and ``bin/mqbroker`` (NamesrvController, broker.startup's
+The same code as ``bin/mqnamesrv`` and ``bin/mqbroker`` (NamesrvController, broker.broker_startup's
 config loading, create_broker, real sockets, real store files), only started on the caller's
 event loop instead of in processes of their own: a cluster that is up in a fraction of a second,
 for application tests and the developer loop. Each broker gets a config file of its own in the
@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from broker.broker_startup import Broker, create_broker
+from broker.broker_controller import BrokerController, create_broker
+from broker.broker_startup import load_configs
 from broker.errors import BrokerStartError
-from broker.startup import load_configs
 from common.config import ConfigError, format_properties
 from namesrv.config import NamesrvConfig
 from namesrv.namesrv_controller import NamesrvController
@@ -118,7 +118,7 @@ def _prop(v: Any) -> str:
 
 @dataclass
 class EmbeddedBroker:
-    """One broker of an embedded cluster: its config file and, while it runs, the Broker."""
+    """One broker of an embedded cluster: its config file and, while it runs, its BrokerController."""
 
     name: str  # brokerName
     node: str  # unique within the cluster: broker-a-0, broker-a-1 (slave), RaftNode00-n1, ...
@@ -127,7 +127,7 @@ class EmbeddedBroker:
     dledger_self_id: str = ""
     peer_port: int = 0  # DLedger peer port (DLedger nodes only)
     metrics_port: int = 0  # the Prometheus endpoint's port when metricsExporterType=PROM
-    broker: Broker | None = field(default=None, repr=False)
+    broker: BrokerController | None = field(default=None, repr=False)
 
     @property
     def addr(self) -> str:
@@ -141,7 +141,7 @@ class EmbeddedBroker:
     def is_master(self) -> bool:
         """A running master (in DLedger mode: the leader, after it took over as master)."""
         b = self.broker
-        return b is not None and not b.is_slave and b.configs.broker.brokerId == 0
+        return b is not None and b.role.is_master and b.role.broker_id == 0
 
     @property
     def dledger_role(self) -> str | None:

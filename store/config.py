@@ -9,10 +9,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from enum import Enum
+from typing import Protocol
 
 from common.config import cfg
 
-__all__ = ["FlushDiskType", "BrokerRole", "MessageStoreConfig", "parse_delay_levels"]
+__all__ = ["FlushDiskType", "BrokerRole", "BrokerRoleView", "ConfiguredRole", "MessageStoreConfig",
+           "parse_delay_levels"]
 
 
 class FlushDiskType(Enum):
@@ -24,6 +26,24 @@ class BrokerRole(Enum):
     ASYNC_MASTER = "ASYNC_MASTER"
     SYNC_MASTER = "SYNC_MASTER"
     SLAVE = "SLAVE"
+
+
+class BrokerRoleView(Protocol):
+    """The live role the store acts on: the broker's RoleState (broker/role_state.py), which a
+    DLedger role change switches; ``brokerRole`` in the config stays what the file said."""
+
+    broker_role: BrokerRole
+    is_slave: bool
+
+
+class ConfiguredRole:
+    """The role of a store used without a broker (tools, tests): the configured one, fixed."""
+
+    __slots__ = ("broker_role", "is_slave")
+
+    def __init__(self, broker_role: BrokerRole) -> None:
+        self.broker_role = broker_role
+        self.is_slave = broker_role is BrokerRole.SLAVE
 
 
 _DEFAULT_ROOT = os.path.join(os.path.expanduser("~"), "store")

@@ -34,7 +34,7 @@ from store.clean_commit_log_service import (
 )
 from store.clean_consume_queue_service import CleanConsumeQueueService
 from store.commit_log import SCHEDULE_TOPIC, CommitLog, TagsCodeCalculator
-from store.config import BrokerRole, FlushDiskType, MessageStoreConfig
+from store.config import BrokerRole, BrokerRoleView, ConfiguredRole, FlushDiskType, MessageStoreConfig
 from store.consume_queue import ConsumeQueueStore, is_valid_topic_name
 from store.disk_space_guard import DiskSpaceGuard
 from store.dispatch import (
@@ -82,8 +82,11 @@ class DefaultMessageStore:
         disk_usage: Callable[[str], float] = disk_partition_used_ratio,
         clock: Callable[[], int] = now_ms,
         clean_first_delay_ms: int = 60_000,
+        role: BrokerRoleView | None = None,
     ) -> None:
         self.config = config
+        #: the live role (the broker's RoleState): puts are refused while it says SLAVE
+        self.role = role if role is not None else ConfiguredRole(config.brokerRole)
         self.store_host = store_host
         self.tags_code = TagsCodeCalculator(config.delay_levels_ms())
         # a DLedger-backed log can be plugged in here; it must offer CommitLog's interface methods
@@ -110,8 +113,8 @@ class DefaultMessageStore:
             self.commit_log,
             self.dispatchers,
             arriving_listener=arriving_listener,
-            notify_arriving=lambda: self.config.brokerRole is not BrokerRole.SLAVE,
-            skip_corrupt=lambda: self.config.brokerRole is not BrokerRole.SLAVE,
+            notify_arriving=lambda: not self.role.is_slave,
+            skip_corrupt=lambda: not self.role.is_slave,
             on_dispatched=self._on_dispatched,
         )
         if type(self.reput).do_reput is ReputMessageService.do_reput and hasattr(
@@ -149,7 +152,7 @@ class DefaultMessageStore:
         self.stats = StoreStatsService(lambda: self.put_calls)
         self.record_put_time = self.stats.record_put_time
         self.reader = GetMessageService(config, self.commit_log, self.consume_queues,
-                                        lambda: self.shutdown_flag and self.checkpoint is None)
+                                        lambda: self.shutdown_flag and self.checkpoint is None, self.role)
         self.start_time_ms = now_ms()
 
     # -- life cycle -------------------------------------------------------------
@@ -281,7 +284,7 @@ class DefaultMessageStore:
         self._logics_ts = req.store_timestamp
         if self.checkpoint is not None:
             self.checkpoint.logics_msg_timestamp = req.store_timestamp
-            if self.config.brokerRole is BrokerRole.SLAVE:
+            if self.role.is_slave:
                 self.checkpoint.physic_msg_timestamp = req.store_timestamp
 
     def start(self) -> None:
@@ -402,7 +405,7 @@ class DefaultMessageStore:
     def _check_put(self, msg: MessageExtBrokerInner) -> PutMessageResult | None:
         if self.shutdown_flag:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark="message store is shut down")
-        if self.config.brokerRole is BrokerRole.SLAVE:
+        if self.role.is_slave:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark="broker is a slave")
         if not self.writeable:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE,
@@ -428,7 +431,7 @@ class DefaultMessageStore:
     def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Append one message (no waiting for disk); see :meth:`put_message_async`."""
         # the checks of _check_put, inlined for the common case (hot path)
-        if (self.shutdown_flag or not self.writeable or self.config.brokerRole is BrokerRole.SLAVE
+        if (self.shutdown_flag or not self.writeable or self.role.is_slave
                 or msg.topic not in self._valid_topics or msg.queue_id < 0 or msg.store_host is None):
             bad = self._check_put(msg)
             if bad is not None:
@@ -466,7 +469,7 @@ class DefaultMessageStore:
         cl = self.commit_log
         check = self._check_put
         valid = self._valid_topics
-        if self.shutdown_flag or not self.writeable or self.config.brokerRole is BrokerRole.SLAVE:
+        if self.shutdown_flag or not self.writeable or self.role.is_slave:
             valid = ()  # every message gets its refusal from _check_put
         if type(cl).put_message is not CommitLog.put_message:  # another log (DLedger): its own list put
             results: list[PutMessageResult | None] = [check(m) for m in msgs]
@@ -532,7 +535,7 @@ class DefaultMessageStore:
         elif self.flush_service is not None and not self.config.flushCommitLogTimed and (waiting or no_wait):
             self.flush_service.wakeup()
         waited = waiting and self.config.flushDiskType is FlushDiskType.SYNC_FLUSH
-        if waiting and self.replica_waiter is not None and self.config.brokerRole is BrokerRole.SYNC_MASTER:
+        if waiting and self.replica_waiter is not None and self.role.broker_role is BrokerRole.SYNC_MASTER:
             ok = [r for r in waiting if r.status is PutMessageStatus.PUT_OK]
             if ok:
                 waited = True
@@ -568,7 +571,7 @@ class DefaultMessageStore:
                 self.group_commit.wakeup()
         elif self.flush_service is not None and not self.config.flushCommitLogTimed:
             self.flush_service.wakeup()
-        if (wait and self.replica_waiter is not None and self.config.brokerRole is BrokerRole.SYNC_MASTER
+        if (wait and self.replica_waiter is not None and self.role.broker_role is BrokerRole.SYNC_MASTER
                 and result.status is PutMessageStatus.PUT_OK):
             waited = True
             result.status = await self.replica_waiter(end)

@@ -13,7 +13,7 @@ import struct
 from collections.abc import Callable
 from typing import Protocol
 
-from store.config import BrokerRole, MessageStoreConfig
+from store.config import BrokerRoleView, ConfiguredRole, MessageStoreConfig
 from store.consume_queue import CQ_STORE_UNIT_SIZE, ConsumeQueueStore, is_valid_topic_name
 from store.message_store import GetMessageResult, GetMessageStatus, MessageFilter
 
@@ -44,8 +44,9 @@ class GetMessageService:
     """Reads for pulls; ``closed()`` says the store is shut down (then nothing is read)."""
 
     def __init__(self, config: MessageStoreConfig, commit_log: CommitLogReader, consume_queues: ConsumeQueueStore,
-                 closed: Callable[[], bool]) -> None:
+                 closed: Callable[[], bool], role: BrokerRoleView | None = None) -> None:
         self.config = config
+        self.role = role if role is not None else ConfiguredRole(config.brokerRole)
         self.commit_log = commit_log
         self.consume_queues = consume_queues
         self._closed = closed
@@ -53,7 +54,7 @@ class GetMessageService:
         self._memory_limit = _total_physical_memory() * (config.accessMessageInMemoryMaxRatio / 100.0)
 
     def _next_offset_correction(self, old: int, new: int) -> int:
-        if self.config.brokerRole is not BrokerRole.SLAVE or self.config.offsetCheckInSlave:
+        if not self.role.is_slave or self.config.offsetCheckInSlave:
             return new
         return old
 

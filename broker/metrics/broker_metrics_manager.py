@@ -24,11 +24,14 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from broker.config import BrokerConfig
 from broker.metrics.lag_calculator import ConsumerLagCalculator, LagSnapshot
 from broker.metrics.put_metrics import PullOffsets, PutMetrics
 from broker.metrics.snapshot_collector import SnapshotCollector, SnapshotExposition
+from broker.role_state import RoleState
 from common.metrics_exporter import PromHttpServer, check_exporter_type, parse_metrics_label
 from remoting.rpc_latency import RpcLatencyHook
+from store.config import MessageStoreConfig
 
 __all__ = ["BrokerMetricsManager", "MetricsSources", "StoreFigures"]
 
@@ -48,8 +51,10 @@ class StoreFigures:
 class MetricsSources:
     """What the metrics read: the broker's parts, passed in by the composition root."""
 
-    broker_config: Any
-    store_config: Any
+    broker_config: BrokerConfig
+    store_config: MessageStoreConfig
+    #: the live role (health's role and brokerId, the info gauge's role label)
+    role: RoleState
     store: Any
     topics: Any
     groups: Any
@@ -148,15 +153,15 @@ class BrokerMetricsManager:
     # -- health ---------------------------------------------------------------------------
 
     def health_info(self) -> tuple[bool, dict[str, Any]]:
-        bc, sc, store = self.src.broker_config, self.src.store_config, self.src.store
+        bc, store, live = self.src.broker_config, self.src.store, self.src.role
         ratio = self.store_figures.disk_ratio
         reasons = []
-        role = sc.brokerRole.name
+        role = live.broker_role.name
         if role == "SLAVE":
             reasons.append("slave: writes go to the master")
         if not store.writeable:  # the store's disk-full guard (clean service) refuses puts
             reasons.append(f"store not writeable: disk full (used ratio {ratio:.3f})")
-        info: dict[str, Any] = {"role": role, "brokerId": bc.brokerId, "brokerName": bc.brokerName,
+        info: dict[str, Any] = {"role": role, "brokerId": live.broker_id, "brokerName": bc.brokerName,
                                 "cluster": bc.brokerClusterName, "diskRatio": round(ratio, 4)}
         server = self.src.dledger()
         if server is not None:
@@ -210,7 +215,7 @@ class BrokerMetricsManager:
 
     def _collect_broker(self) -> Iterator[Metric]:
         base = self._base
-        bc, sc = self.src.broker_config, self.src.store_config
+        bc = self.src.broker_config
         g = self._gauge("rocketmq_topic_number", "Active topic number")
         g.add_metric(base, len(self.src.topics.table))
         yield g
@@ -225,7 +230,7 @@ class BrokerMetricsManager:
         g.add_metric(base, bc.brokerPermission)
         yield g
         g = self._gauge("rocketmq_broker_info", "Broker version and role", ["version", "role"])
-        g.add_metric([*base, self.src.version, sc.brokerRole.name], 1)
+        g.add_metric([*base, self.src.version, self.src.role.broker_role.name], 1)
         yield g
 
     def _collect_store(self) -> Iterator[Metric]:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from broker.config import BrokerConfig
 from broker.metrics.lag_calculator import LagSnapshot
 from common import topic_validator
 
@@ -29,7 +29,7 @@ __all__ = ["SnapshotCollector", "SnapshotExposition"]
 class SnapshotCollector:
     """Lag, DLQ, connections, half messages and rocketmq-exporter's names of one snapshot."""
 
-    def __init__(self, base_labels: dict[str, str], broker_config: Any, broker_ip: str,
+    def __init__(self, base_labels: dict[str, str], broker_config: BrokerConfig, broker_ip: str,
                  also: Sequence[Callable[[], Iterable[Metric]]] = ()):
         self.also = also  # more per-topic / per-group families published at the same pace
         self._names = list(base_labels)
@@ -124,7 +124,7 @@ def _is_system(topic: str, group: str) -> bool:
     return (bool(topic) and topic_validator.is_system_topic(topic)) or group.lower().startswith("cid_rmq_sys_")
 
 
-def _exporter_families(snap: LagSnapshot, bc: Any, broker_ip: str) -> Iterator[Metric]:
+def _exporter_families(snap: LagSnapshot, bc: BrokerConfig, broker_ip: str) -> Iterator[Metric]:
     """rocketmq-exporter's gauges with that project's label names (dashboard 10477)."""
     cluster, broker = bc.brokerClusterName, bc.brokerName
     g = GaugeMetricFamily("rocketmq_broker_tps", "BrokerPutNums", labels=["cluster", "brokerIP", "broker"])

@@ -14,10 +14,12 @@ import os
 import shutil
 import time
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from broker.broker_stats_manager import BrokerStatsManager
+from broker.config import BrokerConfig, NettyClientConfig, NettyServerConfig
+from broker.role_state import RoleState
 from broker.runtime_config import RUNTIME_UPDATABLE_KEYS
 from common.config import (
     ConfigError,
@@ -34,6 +36,7 @@ from remoting.body.topic_config import DataVersion
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header.broker import ViewBrokerStatsDataRequestHeader
+from store.config import MessageStoreConfig
 
 __all__ = ["BrokerConfigProcessor", "BROKER_VERSION", "BROKER_VERSION_DESC"]
 
@@ -48,7 +51,7 @@ class BrokerConfigProcessor:
 
     def __init__(
         self,
-        configs: list[Any],
+        configs: Sequence[BrokerConfig | NettyServerConfig | NettyClientConfig | MessageStoreConfig],
         store: Any,
         stats: BrokerStatsManager,
         *,
@@ -58,8 +61,11 @@ class BrokerConfigProcessor:
         runtime_extra: Callable[[], dict[str, str]] | None = None,
         boot_timestamp: int | None = None,
         queue_stats: Callable[[], dict[str, str]] | None = None,
+        role: RoleState | None = None,
     ):
         self.configs = configs
+        #: the live role: getBrokerConfig shows it (the configs and the file keep the configured one)
+        self.role = role
         self.store = store
         self.stats = stats
         self.config_file = config_file
@@ -71,7 +77,11 @@ class BrokerConfigProcessor:
         self.boot_timestamp = boot_timestamp or now_ms()
 
     def get_broker_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        text = format_properties(to_properties(*self.configs))
+        props = to_properties(*self.configs)
+        if self.role is not None:
+            props["brokerRole"] = self.role.broker_role.name
+            props["brokerId"] = str(self.role.broker_id)
+        text = format_properties(props)
         resp = req.response_to(ResponseCode.SUCCESS, body=text.encode("utf-8"))
         resp.add_ext_field("version", self.data_version.to_json().decode())
         return resp

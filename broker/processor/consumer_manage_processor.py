@@ -26,13 +26,10 @@ class ConsumerManageProcessor:
         consumer_manager: ConsumerManager,
         consumer_offset_manager: ConsumerOffsetManager,
         store: Any,
-        *,
-        is_slave: bool = False,
     ):
         self.consumers = consumer_manager
         self.offsets = consumer_offset_manager
         self.store = store
-        self.is_slave = is_slave
 
     def get_consumer_list_by_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
         # imported on first use: not loaded at broker start-up (start-up time)

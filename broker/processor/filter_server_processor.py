@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from broker.config import BrokerConfig
+from broker.role_state import RoleState
 from common.util import now_ms
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
@@ -74,8 +75,10 @@ class FilterServerManager:
 class FilterServerProcessor:
     """Answers REGISTER_FILTER_SERVER with the broker's name and current id."""
 
-    def __init__(self, broker_config: BrokerConfig, manager: FilterServerManager | None = None):
+    def __init__(self, broker_config: BrokerConfig, manager: FilterServerManager | None = None,
+                 role: RoleState | None = None):
         self.broker_config = broker_config
+        self.role = role if role is not None else RoleState()
         self.manager = manager if manager is not None else FilterServerManager()
 
     def register_filter_server(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
@@ -86,5 +89,5 @@ class FilterServerProcessor:
         self.manager.scan_not_active_channel()  # no periodic scan here: prune on each registration
         self.manager.register_filter_server(conn, addr)
         resp = RegisterFilterServerResponseHeader(brokerName=self.broker_config.brokerName,
-                                                  brokerId=self.broker_config.brokerId)
+                                                  brokerId=self.role.broker_id)
         return req.response_to(ResponseCode.SUCCESS, header=resp)

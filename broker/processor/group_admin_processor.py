@@ -14,6 +14,7 @@ from broker.config import BrokerConfig
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import ConsumerOffsetManager
 from broker.producer_manager import ProducerManager
+from broker.role_state import RoleState
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
 from common import topic_validator
@@ -56,7 +57,7 @@ class GroupAdminProcessor:
         stats: BrokerStatsManager,
         *,
         delay_offset_path: str = "",
-        is_slave: bool = False,
+        role: RoleState | None = None,
         broker_addr: str = "",
     ):
         self.broker_config = broker_config
@@ -69,12 +70,12 @@ class GroupAdminProcessor:
         self.stats = stats
         self.delay_offset_path = delay_offset_path
         self.broker_addr = broker_addr
-        self.is_slave = is_slave
+        self.role = role if role is not None else RoleState()
 
     # -- subscription groups -----------------------------------------------------
 
     def update_and_create_subscription_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        if self.is_slave:
+        if self.role.is_slave:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
         try:
             sgc = SubscriptionGroupConfig.from_json(req.body)
@@ -87,7 +88,7 @@ class GroupAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS)
 
     def delete_subscription_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        if self.is_slave:
+        if self.role.is_slave:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
         h = req.decode_header(DeleteSubscriptionGroupRequestHeader)
         self.groups.delete_subscription_group_config(h.groupName)

@@ -13,6 +13,7 @@ from broker.consumer_offset_manager import ConsumerOffsetManager
 if TYPE_CHECKING:  # imported where used: not needed to start a broker
     from broker.filter import ConsumerFilterManager
 from broker.pull_request_hold_service import PullRequest, PullRequestHoldService
+from broker.role_state import RoleState
 from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
 from common import mixall
@@ -96,7 +97,7 @@ class PullMessageProcessor:
         consumer_offset_manager: ConsumerOffsetManager,
         stats: BrokerStatsManager,
         *,
-        is_slave: bool = False,
+        role: RoleState | None = None,
         offset_check_in_slave: bool = False,
         store_host: tuple[str, int] = ("127.0.0.1", 10911),
         consumer_filter_manager: ConsumerFilterManager | None = None,
@@ -109,7 +110,7 @@ class PullMessageProcessor:
         self.offsets = consumer_offset_manager
         self.stats = stats
         self.pull_offsets: Any = None  # broker.metrics PullOffsets when the Prometheus endpoint is on
-        self.is_slave = is_slave
+        self.role = role if role is not None else RoleState()
         self.offset_check_in_slave = offset_check_in_slave
         self.store_host = store_host
         self.filters = consumer_filter_manager
@@ -253,7 +254,7 @@ class PullMessageProcessor:
                 self._commit(allow_suspend, has_commit, conn, group, topic, qid, h.commitOffset)
                 return None
         elif code == ResponseCode.PULL_OFFSET_MOVED:
-            if not self.is_slave or self.offset_check_in_slave:
+            if not self.role.is_slave or self.offset_check_in_slave:
                 self._generate_offset_moved_event(group, topic, qid, h.queueOffset, result.next_begin_offset)
             else:
                 code = ResponseCode.PULL_RETRY_IMMEDIATELY
@@ -267,7 +268,7 @@ class PullMessageProcessor:
 
     def _commit(self, allow_suspend, has_commit, conn, group, topic, qid, offset) -> None:
         # Only the first attempt of a pull carries a fresh commit offset; slaves take offsets from the master.
-        if allow_suspend and has_commit and not self.is_slave:
+        if allow_suspend and has_commit and not self.role.is_slave:
             self.offsets.commit_offset(conn.remote_addr, group, topic, qid, offset)
 
     def _generate_offset_moved_event(self, group: str, topic: str, qid: int, requested: int, new: int) -> None:

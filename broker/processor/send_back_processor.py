@@ -17,6 +17,10 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from broker.broker_stats_manager import BrokerStatsManager
+from broker.config import BrokerConfig
+from broker.subscription_group_manager import SubscriptionGroupManager
+from broker.topic_config_manager import TopicConfigManager
 from broker.transaction.transactional_message_util import java_properties_string
 from common import mixall
 from common.message import MessageConst, MessageExt, MessageExtBrokerInner
@@ -64,8 +68,8 @@ def build_send_back_message(ext: MessageExt, topic: str, queue_id: int, delay_le
 class SendBackProcessor:
     """Re-queues consumed messages for retry, or dead-letters them."""
 
-    def __init__(self, broker_config: Any, store: Any, topic_config_manager: Any, subscription_group_manager: Any,
-                 stats: Any, *, rewrite_delay: Callable[[MessageExtBrokerInner], MessageExtBrokerInner]):
+    def __init__(self, broker_config: BrokerConfig, store: Any, topic_config_manager: TopicConfigManager,
+                 subscription_group_manager: SubscriptionGroupManager, stats: BrokerStatsManager, *, rewrite_delay: Callable[[MessageExtBrokerInner], MessageExtBrokerInner]):
         self.broker_config = broker_config
         self.store = store
         self.topics = topic_config_manager

@@ -85,7 +85,6 @@ class SendMessageProcessor:
         *,
         max_message_size: int = 4 * 1024 * 1024,
         must_wait: bool = False,
-        is_slave: bool = False,
         transactional_bridge: Any = None,
         max_delay_level: int = 18,
         batch_puts: bool = True,
@@ -98,7 +97,6 @@ class SendMessageProcessor:
         self.store_host = store_host
         self.max_message_size = max_message_size
         self.must_wait = must_wait  # SYNC_FLUSH / SYNC_MASTER: the put has to await durability
-        self.is_slave = is_slave
         self.transactional_bridge = transactional_bridge
         self.max_delay_level = max_delay_level
         self.waiting_puts = 0

@@ -12,6 +12,7 @@ from typing import Any
 from broker.config import BrokerConfig
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import ConsumerOffsetManager
+from broker.role_state import RoleState
 from broker.topic_config_manager import TopicConfigManager
 from common import topic_validator
 from common.util import now_ms
@@ -43,7 +44,7 @@ class TopicAdminProcessor:
         consumer_offset_manager: ConsumerOffsetManager,
         consumer_manager: ConsumerManager,
         *,
-        is_slave: bool = False,
+        role: RoleState | None = None,
         register_now: Callable[[], None] | None = None,
     ):
         self.broker_config = broker_config
@@ -51,11 +52,11 @@ class TopicAdminProcessor:
         self.topics = topic_config_manager
         self.offsets = consumer_offset_manager
         self.consumers = consumer_manager
-        self.is_slave = is_slave
+        self.role = role if role is not None else RoleState()
         self.register_now = register_now
 
     def update_and_create_topic(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        if self.is_slave:
+        if self.role.is_slave:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
         h = req.decode_header(CreateTopicRequestHeader)
         topic = h.topic
@@ -87,7 +88,7 @@ class TopicAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS)
 
     def delete_topic(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        if self.is_slave:
+        if self.role.is_slave:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
         h = req.decode_header(DeleteTopicRequestHeader)
         topic = h.topic

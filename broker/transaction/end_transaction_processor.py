@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from broker.processor.send_message_remarks import put_status_to_response
+from broker.role_state import RoleState
 from broker.transaction.transactional_message_service import COMMIT, ROLLBACK, TransactionalMessageService
 from broker.transaction.transactional_message_util import HALF_TOPIC
 from common.message import MessageConst
@@ -29,20 +30,20 @@ log = logging.getLogger(__name__)
 
 
 class EndTransactionProcessor:
-    """Handler for END_TRANSACTION; ``is_slave()`` is read per request (DLedger role changes)."""
+    """Handler for END_TRANSACTION; the role is read per request (DLedger role changes)."""
 
-    def __init__(self, service: TransactionalMessageService, store: Any, *, is_slave: Callable[[], bool],
+    def __init__(self, service: TransactionalMessageService, store: Any, *, role: RoleState,
                  max_message_size: int = 4 * 1024 * 1024, rewrite_delay: Callable[[Any], Any] | None = None):
         self.service = service
         self.store = store
-        self.is_slave = is_slave
+        self.role = role
         self.max_message_size = max_message_size
         self.rewrite_delay = rewrite_delay
         self.committed = 0
         self.rolled_back = 0
 
     def __call__(self, req: RemotingCommand, conn: Any) -> RemotingCommand | Awaitable[RemotingCommand] | None:
-        if self.is_slave():
+        if self.role.is_slave:
             return req.response_to(ResponseCode.SLAVE_NOT_AVAILABLE, "Store slave, can not be used to end transaction")
         try:
             h = req.decode_header(EndTransactionRequestHeader)

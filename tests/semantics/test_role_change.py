@@ -1,8 +1,9 @@
-"""Master-only services follow Broker.change_role (the DLedger hook), in-process on loopback."""
+"""Master-only services follow BrokerController.change_role (the DLedger hook), in-process on loopback."""
 
 from __future__ import annotations
 
-from broker.broker_startup import BrokerConfigs, create_broker
+from broker.broker_controller import create_broker
+from broker.config import BrokerConfigs
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
 from tests.broker.helpers import call, messages, pull, send

@@ -107,15 +107,27 @@ def test_offset_too_small_after_expired_files_and_message_was_removing(tmp_path)
     store.shutdown_sync()
 
 
+class _LiveRole:
+    """The store's live role (a broker's RoleState in production), switched by the test."""
+
+    def __init__(self, role: BrokerRole) -> None:
+        self.switch(role)
+
+    def switch(self, role: BrokerRole) -> None:
+        self.broker_role = role
+        self.is_slave = role is BrokerRole.SLAVE
+
+
 def test_offset_found_null_and_slave_keeps_offsets(tmp_path):
-    store = open_store(small_config(tmp_path, mappedFileSizeConsumeQueue=200))
+    role = _LiveRole(BrokerRole.ASYNC_MASTER)
+    store = open_store(small_config(tmp_path, mappedFileSizeConsumeQueue=200), role=role)
     fill(store, 30)
     cq = store.consume_queues.find("T", 0)
     # CQ files gone but the min offset not corrected yet
     assert cq.queue.delete_expired_file_by_offset(10**12, 20) == 2
     r = store.get_message("g", "T", 0, 3, 5)
     assert r.status is GetMessageStatus.OFFSET_FOUND_NULL and r.next_begin_offset == 10
-    store.config.brokerRole = BrokerRole.SLAVE
+    role.switch(BrokerRole.SLAVE)
     r = store.get_message("g", "T", 0, 3, 5)
     assert r.status is GetMessageStatus.OFFSET_FOUND_NULL and r.next_begin_offset == 3  # slaves do not correct
     store.config.offsetCheckInSlave = True

@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_broker_import_does_not_load_construct():
-    code = ("import sys, broker.broker_startup, broker.startup, store.commit_log; "
+    code = ("import sys, broker.broker_controller, broker.broker_startup, store.commit_log; "
             "print(sorted(m for m in ('construct', 'pdb') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
                          check=True).stdout.strip()
