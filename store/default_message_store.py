@@ -36,8 +36,10 @@ from store.clean_consume_queue_service import CleanConsumeQueueService
 from store.commit_log import SCHEDULE_TOPIC, CommitLog, TagsCodeCalculator
 from store.config import BrokerRole, FlushDiskType, MessageStoreConfig
 from store.consume_queue import ConsumeQueueStore, is_valid_topic_name
+from store.disk_flush_and_ha import DiskFlushAndHA
 from store.disk_space_guard import DiskSpaceGuard
 from store.dispatch import (
+    CommitLogDispatcher,
     CommitLogDispatcherBuildConsumeQueue,
     CommitLogDispatcherBuildIndex,
     DispatchRequest,
@@ -50,6 +52,7 @@ from store.flush_service import (
 from store.get_message_service import GetMessageService
 from store.index_service import IndexService
 from store.message_store import (
+    CommitLogBackend,
     GetMessageResult,
     MessageFilter,
     PutMessageResult,
@@ -69,8 +72,28 @@ TRANS_OP_HALF_TOPIC = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
 # putMessageDistributeTime (RocketMQ StoreStatsService): puts counted by how long they took
 
 
+#: ``(config, tags_code, *, guard) -> log``
+CommitLogFactory = Callable[..., CommitLogBackend]
+#: ``(commit_log, dispatchers, **options) -> reput``, options as ReputMessageService takes them
+ReputFactory = Callable[..., ReputMessageService]
+
+
+def log_parts_for(config: MessageStoreConfig) -> tuple[CommitLogFactory, ReputFactory]:
+    """The one place the store's CommitLog and reput are chosen from its config."""
+    if config.enableDLegerCommitLog:
+        # DLedger mode only (start-up time of the others)
+        from store.dledger_commit_log import DLedgerCommitLog, dledger_reput_service
+
+        return DLedgerCommitLog, dledger_reput_service
+    return CommitLog, ReputMessageService
+
+
 class DefaultMessageStore:
-    """The message store of one broker (see the store contract in the module docs)."""
+    """The message store of one broker (see the store contract in the module docs).
+
+    Implements :class:`store.message_store.MessageStore`. ``commit_log_factory`` and
+    ``reput_factory`` default to :func:`log_parts_for` the config.
+    """
 
     def __init__(
         self,
@@ -78,7 +101,8 @@ class DefaultMessageStore:
         *,
         store_host: tuple[str, int] = ("127.0.0.1", 10911),
         arriving_listener: ArrivingListener | None = None,
-        commit_log_factory: Callable[[MessageStoreConfig, TagsCodeCalculator], CommitLog] | None = None,
+        commit_log_factory: CommitLogFactory | None = None,
+        reput_factory: ReputFactory | None = None,
         disk_usage: Callable[[str], float] = disk_partition_used_ratio,
         clock: Callable[[], int] = now_ms,
         clean_first_delay_ms: int = 60_000,
@@ -86,10 +110,7 @@ class DefaultMessageStore:
         self.config = config
         self.store_host = store_host
         self.tags_code = TagsCodeCalculator(config.delay_levels_ms())
-        # a DLedger-backed log can be plugged in here; it must offer CommitLog's interface methods
-        if commit_log_factory is None and config.enableDLegerCommitLog:
-            # DLedger mode only (start-up time of the others)
-            from store.dledger_commit_log import DLedgerCommitLog as commit_log_factory  # noqa: N813
+        default_log, default_reput = log_parts_for(config)
         # a full disk: every file reserves its blocks, the guard refuses what cannot fit (DISK_FULL)
         self.running_flags = RunningFlags()
         self.writeable = True
@@ -98,15 +119,16 @@ class DefaultMessageStore:
             commit_log_paths=[config.storePathDLedgerCommitLog or config.storePathRootDir]
             if config.enableDLegerCommitLog else [config.commit_log_dir],
             consume_queue_path=config.consume_queue_dir)
-        self.commit_log = (commit_log_factory or CommitLog)(config, self.tags_code, guard=self.disk_guard)
+        self.commit_log: CommitLogBackend = (commit_log_factory or default_log)(config, self.tags_code,
+                                                                                 guard=self.disk_guard)
         self.consume_queues = ConsumeQueueStore(config.consume_queue_dir, config.mapped_file_size_consume_queue,
                                                 guard=self.disk_guard.queue_gate)
         self.checkpoint: StoreCheckpoint | None = None
-        self.index_service = None
+        self.index_service: IndexService | None = None
         self.arriving_listener = arriving_listener
-        self.dispatchers: list = [CommitLogDispatcherBuildConsumeQueue(self.consume_queues.put_message_position_info,
+        self.dispatchers: list[CommitLogDispatcher] = [CommitLogDispatcherBuildConsumeQueue(self.consume_queues.put_message_position_info,
                                                                        self.consume_queues.find_or_create)]
-        self.reput = getattr(self.commit_log, "REPUT_SERVICE", ReputMessageService)(
+        self.reput: ReputMessageService = (reput_factory or default_reput)(
             self.commit_log,
             self.dispatchers,
             arriving_listener=arriving_listener,
@@ -114,12 +136,9 @@ class DefaultMessageStore:
             skip_corrupt=lambda: self.config.brokerRole is not BrokerRole.SLAVE,
             on_dispatched=self._on_dispatched,
         )
-        if type(self.reput).do_reput is ReputMessageService.do_reput and hasattr(
-                self.commit_log, "enable_prepared_dispatch"):
-            # appends leave their DispatchRequest for this reput: records are not parsed back
-            self.commit_log.enable_prepared_dispatch()
-        self.flush_service: FlushRealTimeService | None = None
-        self.group_commit: GroupCommitService | None = None
+        # appends leave their DispatchRequest for the reput: records are not parsed back (a DLedger
+        # log's reput parses the committed entries)
+        self.commit_log.enable_prepared_dispatch()
         self.flush_cq_service: FlushConsumeQueueService | None = None
         # extra background services started by start(): factories of coroutines
         self.extra_services: list[Callable[[], Awaitable[None]]] = []
@@ -127,13 +146,11 @@ class DefaultMessageStore:
         self._clock = clock
         self._clean_first_delay_ms = clean_first_delay_ms
         self.clean_commit_log_service = CleanCommitLogService(
-            config, self.commit_log, disk_usage=disk_usage, on_disk_full=self.disk_guard.set_ratio_full)
+            config, self.commit_log.mapped_file_queue, disk_usage=disk_usage, disk_full=self.disk_guard)
         self.clean_consume_queue_service = CleanConsumeQueueService(
             config, self.commit_log.get_min_offset, lambda: list(self.consume_queues), None)
         # index files that fill up are flushed (msync of up to 420 MB) off the dispatch path
         self._index_executor: concurrent.futures.ThreadPoolExecutor | None = None
-        # SYNC_MASTER replication hook (HA): await replica_waiter(end_offset) -> PutMessageStatus
-        self.replica_waiter: Callable[[int], Awaitable[PutMessageStatus]] | None = None
         self._valid_topics: set[str] = set()
         self.shutdown_flag = True
         self.last_exit_ok = True
@@ -148,9 +165,31 @@ class DefaultMessageStore:
         self.put_calls = 0
         self.stats = StoreStatsService(lambda: self.put_calls)
         self.record_put_time = self.stats.record_put_time
+        # the flush / HA waits after an append (the flush services are set by start())
+        self.waits = DiskFlushAndHA(config, self.commit_log, self.record_put_time)
+        self._wait_one = self.waits.wait_one
         self.reader = GetMessageService(config, self.commit_log, self.consume_queues,
                                         lambda: self.shutdown_flag and self.checkpoint is None)
         self.start_time_ms = now_ms()
+
+    @property
+    def group_commit(self) -> GroupCommitService | None:
+        """The SYNC_FLUSH group commit once started."""
+        return self.waits.group_commit
+
+    @property
+    def flush_service(self) -> FlushRealTimeService | None:
+        """The ASYNC_FLUSH flush service once started."""
+        return self.waits.flush_service
+
+    @property
+    def replica_waiter(self) -> Callable[[int], Awaitable[PutMessageStatus]] | None:
+        """SYNC_MASTER replication hook (HA): ``await replica_waiter(end_offset) -> PutMessageStatus``."""
+        return self.waits.replica_waiter
+
+    @replica_waiter.setter
+    def replica_waiter(self, waiter: Callable[[int], Awaitable[PutMessageStatus]] | None) -> None:
+        self.waits.replica_waiter = waiter
 
     # -- life cycle -------------------------------------------------------------
 
@@ -207,11 +246,9 @@ class DefaultMessageStore:
         if not self.index_service.load(self.last_exit_ok):
             log.error("index load failed")
             return False
-        # a reput service with its own loop may not call end_batch: then sync the header per record
-        batched = type(self.reput).do_reput is ReputMessageService.do_reput
+        # the reput ends each pass with end_batch: the index header is written once per pass
         self.dispatchers.append(
-            CommitLogDispatcherBuildIndex(self.index_service, lambda: self.config.messageIndexEnable,
-                                          sync_each=not batched)
+            CommitLogDispatcherBuildIndex(self.index_service, lambda: self.config.messageIndexEnable)
         )
         self._recover(self.last_exit_ok)
         with open(abort, "wb"):
@@ -295,15 +332,15 @@ class DefaultMessageStore:
         if self.config.enableDLegerCommitLog:
             self.commit_log.start()  # DLedger persists and replicates its own log: no CommitLog flush services
         elif self.config.flushDiskType is FlushDiskType.SYNC_FLUSH:
-            self.group_commit = GroupCommitService(self.commit_log, self.checkpoint)
-            self._tasks.append(loop.create_task(self.group_commit.run(), name="group-commit"))
+            self.waits.group_commit = gc = GroupCommitService(self.commit_log, self.checkpoint)
+            self._tasks.append(loop.create_task(gc.run(), name="group-commit"))
         else:
-            self.flush_service = FlushRealTimeService(self.commit_log, self.config, self.checkpoint)
-            self._tasks.append(loop.create_task(self.flush_service.run(), name="flush-commitlog"))
+            self.waits.flush_service = fs = FlushRealTimeService(self.commit_log, self.config, self.checkpoint)
+            self._tasks.append(loop.create_task(fs.run(), name="flush-commitlog"))
         self.flush_cq_service = FlushConsumeQueueService(self.consume_queues, self.config, self.checkpoint,
                                                          lambda: self._logics_ts)
         self._tasks.append(loop.create_task(self.flush_cq_service.run(), name="flush-cq"))
-        if hasattr(self.commit_log, "delete_expired_file"):  # a log without it (DLedger) keeps its files
+        if self.commit_log.deletes_expired_files:
             self._tasks.append(loop.create_task(clean_files_periodically(
                 self.clean_commit_log_service, self.clean_consume_queue_service, self.config.cleanResourceInterval,
                 first_delay_ms=self._clean_first_delay_ms, clock=self._clock), name="clean-files"))
@@ -468,28 +505,21 @@ class DefaultMessageStore:
         valid = self._valid_topics
         if self.shutdown_flag or not self.writeable or self.config.brokerRole is BrokerRole.SLAVE:
             valid = ()  # every message gets its refusal from _check_put
-        if type(cl).put_message is not CommitLog.put_message:  # another log (DLedger): its own list put
-            results: list[PutMessageResult | None] = [check(m) for m in msgs]
-            good = [m for m, r in zip(msgs, results, strict=True) if r is None]
-            it = iter(cl.put_message_list(good) if good else ())
-            results = [r if r is not None else next(it) for r in results]
-            calls = len(good)
-        else:
-            now = now_ms()
-            put = cl.put_message
-            results = []
+        # the checks of _check_put, inlined for the common case: every message passes
+        passed = True
+        for m in msgs:
+            if m.topic not in valid or m.queue_id < 0 or m.store_host is None:
+                passed = False
+                break
+        if passed:
+            results = cl.put_message_list(msgs)
             calls = len(msgs)
-            for m in msgs:
-                # the checks of _check_put, inlined for the common case
-                if m.topic in valid and m.queue_id >= 0 and m.store_host is not None:
-                    results.append(put(m, now))
-                else:
-                    bad = check(m)
-                    if bad is None:
-                        results.append(put(m, now))
-                    else:
-                        results.append(bad)
-                        calls -= 1
+        else:
+            checked: list[PutMessageResult | None] = [check(m) for m in msgs]
+            good = [m for m, r in zip(msgs, checked, strict=True) if r is None]
+            it = iter(cl.put_message_list(good) if good else ())
+            results = [r if r is not None else next(it) for r in checked]
+            calls = len(good)
         times = size = 0
         ok = PutMessageStatus.PUT_OK
         for r in results:
@@ -511,93 +541,19 @@ class DefaultMessageStore:
         if self.config.enableDLegerCommitLog:
             return await self._put_list_replicated(msgs)
         results = self.put_message_list(msgs)
-        waiting: list[PutMessageResult] = []
-        end = 0
-        no_wait = False
-        for m, r in zip(msgs, results, strict=True):
-            if not r.is_ok():
-                continue
-            if m.properties.get(MessageConst.WAIT) == "false":
-                no_wait = True
-                continue
-            waiting.append(r)
-            ar = r.append_result
-            end = max(end, ar.wrote_offset + ar.wrote_bytes)
-        if self.config.flushDiskType is FlushDiskType.SYNC_FLUSH:
-            if waiting and not await self._wait_flush(end):
-                for r in waiting:
-                    r.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
-            if no_wait and self.group_commit is not None:
-                self.group_commit.wakeup()
-        elif self.flush_service is not None and not self.config.flushCommitLogTimed and (waiting or no_wait):
-            self.flush_service.wakeup()
-        waited = waiting and self.config.flushDiskType is FlushDiskType.SYNC_FLUSH
-        if waiting and self.replica_waiter is not None and self.config.brokerRole is BrokerRole.SYNC_MASTER:
-            ok = [r for r in waiting if r.status is PutMessageStatus.PUT_OK]
-            if ok:
-                waited = True
-                status = await self.replica_waiter(max(r.append_result.wrote_offset + r.append_result.wrote_bytes
-                                                       for r in ok))
-                for r in ok:
-                    r.status = status
-        if waited:
-            self.record_put_time(now_ms() - waiting[0].append_result.store_timestamp, len(waiting))
+        await self.waits.wait_list(msgs, results)
         return results
-
-    async def _wait_durable(self, msg: MessageExtBrokerInner, result: PutMessageResult) -> PutMessageResult:
-        if not result.is_ok():
-            return result
-        ar = result.append_result
-        assert ar is not None
-        end = ar.wrote_offset + ar.wrote_bytes
-        wait = msg.properties.get(MessageConst.WAIT) != "false"
-        waited = False
-        if self.config.flushDiskType is FlushDiskType.SYNC_FLUSH and not self.config.enableDLegerCommitLog:
-            if wait:
-                waited = True
-                gc = self.group_commit
-                if gc is not None:  # the group commit's future awaited here: one coroutine less per put
-                    ok = gc.flush_waiter(end, self.config.syncFlushTimeout)
-                    if ok.__class__ is not bool:
-                        ok = await ok
-                else:
-                    ok = await self._wait_flush(end)
-                if not ok:
-                    result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
-            elif self.group_commit is not None:
-                self.group_commit.wakeup()
-        elif self.flush_service is not None and not self.config.flushCommitLogTimed:
-            self.flush_service.wakeup()
-        if (wait and self.replica_waiter is not None and self.config.brokerRole is BrokerRole.SYNC_MASTER
-                and result.status is PutMessageStatus.PUT_OK):
-            waited = True
-            result.status = await self.replica_waiter(end)
-        if waited:
-            self.record_put_time(now_ms() - ar.store_timestamp)
-        return result
-
-    async def _wait_flush(self, end: int) -> bool:
-        if self.group_commit is not None:
-            return await self.group_commit.wait_for_flush(end, self.config.syncFlushTimeout)
-        # not started (tools/tests): flush inline in the executor
-        loop = asyncio.get_running_loop()
-        try:
-            flushed = await asyncio.wait_for(
-                loop.run_in_executor(None, self.commit_log.flush_until, end), self.config.syncFlushTimeout / 1000)
-        except TimeoutError:
-            return False
-        return flushed >= end
 
     async def put_message_async(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Append, then (SYNC_FLUSH, WAIT not "false") wait for the group-commit fsync."""
         if self.config.enableDLegerCommitLog:
             return await self._put_replicated(msg, self.commit_log.put_message_async)
-        return await self._wait_durable(msg, self.put_message(msg))
+        return await self._wait_one(msg, self.put_message(msg))
 
     async def put_messages_async(self, batch: MessageExtBatch) -> PutMessageResult:
         if self.config.enableDLegerCommitLog:
             return await self._put_replicated(batch, self.commit_log.put_messages_async)
-        return await self._wait_durable(batch, self.put_messages(batch))
+        return await self._wait_one(batch, self.put_messages(batch))
 
     async def _put_replicated(self, msg, put) -> PutMessageResult:
         """DLedger mode: the append itself completes once a quorum has the entry."""
@@ -634,6 +590,15 @@ class DefaultMessageStore:
                     self._after_put(r)
         return results  # type: ignore[return-value]
 
+    def append_outcome(self, commit_log_offset: int) -> bool | None:
+        """Whether a message whose put failed after it was appended is stored after all: True, False
+        (put it again) or None (not decided yet); only a DLedger log can answer other than False."""
+        return self.commit_log.append_outcome(commit_log_offset)
+
+    def is_os_page_cache_busy(self) -> bool:
+        """RocketMQ refuses sends while its put lock is held too long; appends here never block."""
+        return False
+
     # -- get ------------------------------------------------------------------------------
 
     def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
@@ -642,6 +607,10 @@ class DefaultMessageStore:
         return self.reader.get_message(group, topic, queue_id, offset, max_msg_nums, message_filter)
 
     # -- queue offsets / lookups --------------------------------------------------------------
+
+    def check_in_disk_by_consume_offset(self, topic: str, queue_id: int, consume_offset: int) -> bool:
+        """RocketMQ: whether the message is out of the page cache. Not tracked here: False."""
+        return False
 
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
         cq = self.consume_queues.find(topic, queue_id)
@@ -779,6 +748,10 @@ class DefaultMessageStore:
         if self.index_service is not None:
             self.index_service.delete_expired_file(min_offset)
         return n
+
+    def execute_delete_files_manually(self) -> None:
+        """Admin DELETE_EXPIRED_COMMITLOG: delete expired CommitLog files in the next runs."""
+        self.clean_commit_log_service.execute_delete_files_manually()
 
     def set_writeable(self, writeable: bool) -> None:
         """The NOT_WRITEABLE switch: while off new puts get SERVICE_NOT_AVAILABLE (so does DISK_FULL)."""
