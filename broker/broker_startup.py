@@ -55,6 +55,7 @@ from remoting.fair_dispatch import FairDispatcher
 from remoting.server import RemotingServer
 from remoting.tls import TlsSystemConfig
 from store.config import BrokerRole, FlushDiskType, MessageStoreConfig
+from store.message_store import MessageStore
 
 __all__ = ["BrokerConfigs", "Broker", "create_broker", "BrokerStartError"]
 
@@ -82,7 +83,7 @@ class Broker:
 
     def __init__(self, configs: BrokerConfigs):
         self.configs = configs
-        self.store: Any = None
+        self.store: MessageStore | None = None
         self.server: RemotingServer | None = None
         self.fast_server: RemotingServer | None = None
         self.client: RemotingClient | None = None

@@ -24,7 +24,7 @@ import struct
 import time
 from typing import Any
 
-from store.message_store import PutMessageStatus
+from store.message_store import MessageStore, PutMessageStatus
 
 __all__ = ["HAService", "HAClient"]
 
@@ -120,7 +120,7 @@ class _SlaveConnection:
 class HAService:
     """Master side (accepts slaves, SYNC_MASTER waits) plus, on a slave, the :class:`HAClient`."""
 
-    def __init__(self, store: Any, config: Any, *, host: str = "0.0.0.0"):
+    def __init__(self, store: MessageStore, config: Any, *, host: str = "0.0.0.0"):
         self.store = store
         self.config = config
         self.host = host
@@ -238,7 +238,7 @@ class HAService:
 class HAClient:
     """Slave side: connect to the master's HA port, append what it pushes, report the offset."""
 
-    def __init__(self, store: Any, config: Any):
+    def __init__(self, store: MessageStore, config: Any):
         self.store = store
         self.config = config
         self.master_address: str | None = None

@@ -29,6 +29,7 @@ from broker.metrics.put_metrics import PullOffsets, PutMetrics
 from broker.metrics.snapshot_collector import SnapshotCollector, SnapshotExposition
 from common.metrics_exporter import PromHttpServer, check_exporter_type, parse_metrics_label
 from remoting.rpc_latency import RpcLatencyHook
+from store.message_store import MessageStore
 
 __all__ = ["BrokerMetricsManager", "MetricsSources", "StoreFigures"]
 
@@ -50,7 +51,7 @@ class MetricsSources:
 
     broker_config: Any
     store_config: Any
-    store: Any
+    store: MessageStore
     topics: Any
     groups: Any
     offsets: Any

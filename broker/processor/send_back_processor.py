@@ -25,6 +25,7 @@ from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header import HeaderError
 from remoting.header.broker import ConsumerSendMsgBackRequestHeader
+from store.message_store import MessageStore
 
 __all__ = ["SendBackProcessor", "build_send_back_message", "V3_4_9", "DLQ_NUMS_PER_GROUP"]
 
@@ -64,7 +65,7 @@ def build_send_back_message(ext: MessageExt, topic: str, queue_id: int, delay_le
 class SendBackProcessor:
     """Re-queues consumed messages for retry, or dead-letters them."""
 
-    def __init__(self, broker_config: Any, store: Any, topic_config_manager: Any, subscription_group_manager: Any,
+    def __init__(self, broker_config: Any, store: MessageStore, topic_config_manager: Any, subscription_group_manager: Any,
                  stats: Any, *, rewrite_delay: Callable[[MessageExtBrokerInner], MessageExtBrokerInner]):
         self.broker_config = broker_config
         self.store = store
