@@ -56,7 +56,7 @@ DISK_SPACE_CLEAN_FORCIBLY_RATIO = 0.85
 
 
 class ExpiringFileQueue(Protocol):
-    """The part of common.mapped_file.MappedFileQueue this service uses."""
+    """The part of common.mapped_file_queue.MappedFileQueue this service uses."""
 
     def delete_expired_file_by_time(
         self, expired_ms: int, delete_interval_ms: int, interval_forcibly_ms: int, clean_immediately: bool

@@ -25,7 +25,8 @@ from collections import deque
 from collections.abc import Callable
 
 from common import record_codec, speedups
-from common.mapped_file import CreateGuard, MappedFile, MappedFileQueue
+from common.mapped_file import CreateGuard, MappedFile
+from common.mapped_file_queue import MappedFileQueue
 from common.message import (
     MessageConst,
     MessageExtBatch,

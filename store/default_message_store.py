@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import fcntl
 import logging
 import os
 import time
@@ -23,8 +22,6 @@ from common.message import (
     MessageExt,
     MessageExtBatch,
     MessageExtBrokerInner,
-    MessageSysFlag,
-    decode_message,
 )
 from common.util import now_ms
 from store.clean_commit_log_service import (
@@ -37,7 +34,7 @@ from store.commit_log import SCHEDULE_TOPIC, CommitLog, TagsCodeCalculator
 from store.config import BrokerRole, FlushDiskType, MessageStoreConfig
 from store.consume_queue import ConsumeQueueStore, is_valid_topic_name
 from store.disk_flush_and_ha import DiskFlushAndHA
-from store.disk_space_guard import DiskSpaceGuard
+from store.disk_space_guard import DiskSpaceGuard, disk_runtime_info
 from store.dispatch import (
     CommitLogDispatcher,
     CommitLogDispatcherBuildConsumeQueue,
@@ -59,9 +56,12 @@ from store.message_store import (
     PutMessageStatus,
     QueryMessageResult,
 )
+from store.query_message_service import QueryMessageService
 from store.reput_message_service import ArrivingListener, ReputMessageService
 from store.running_flags import RunningFlags
 from store.store_checkpoint import StoreCheckpoint
+from store.store_lock import StoreLock
+from store.store_recovery import recover_store
 from store.store_stats_service import PUT_TIME_BUCKETS, StoreStatsService
 
 __all__ = ["DefaultMessageStore", "TRANS_OP_HALF_TOPIC", "PUT_TIME_BUCKETS"]  # PUT_TIME_BUCKETS: store_stats_service
@@ -155,7 +155,7 @@ class DefaultMessageStore:
         self.shutdown_flag = True
         self.last_exit_ok = True
         self._tasks: list[asyncio.Task] = []
-        self._lock_fd: int | None = None
+        self.lock = StoreLock(config.storePathRootDir, config.lock_path)
         self._logics_ts = 0
         self.put_message_times_total = 0
         self.put_message_size_total = 0
@@ -170,6 +170,7 @@ class DefaultMessageStore:
         self._wait_one = self.waits.wait_one
         self.reader = GetMessageService(config, self.commit_log, self.consume_queues,
                                         lambda: self.shutdown_flag and self.checkpoint is None)
+        self.queries = QueryMessageService(self.commit_log, lambda: self.index_service)
         self.start_time_ms = now_ms()
 
     @property
@@ -193,37 +194,18 @@ class DefaultMessageStore:
 
     # -- life cycle -------------------------------------------------------------
 
-    def _lock_store(self) -> bool:
-        os.makedirs(self.config.storePathRootDir, exist_ok=True)
-        fd = os.open(self.config.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            log.error("store %s is locked by another process", self.config.storePathRootDir)
-            return False
-        with contextlib.suppress(OSError):  # the content is cosmetic (a full disk refuses it); the lock holds
-            os.pwrite(fd, b"lock", 0)
-        self._lock_fd = fd
-        return True
-
     def load(self) -> bool:
         """Open the files, recover (normal or abnormal) and create the abort file."""
-        if not self._lock_store():
+        if not self.lock.acquire():
             return False
         try:
             ok = self._load_locked()
         except BaseException:
-            self._unlock_store()
+            self.lock.release()
             raise
         if not ok:
-            self._unlock_store()
+            self.lock.release()
         return ok
-
-    def _unlock_store(self) -> None:
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
 
     def _load_locked(self) -> bool:
         abort = self.config.abort_path
@@ -250,64 +232,13 @@ class DefaultMessageStore:
         self.dispatchers.append(
             CommitLogDispatcherBuildIndex(self.index_service, lambda: self.config.messageIndexEnable)
         )
-        self._recover(self.last_exit_ok)
+        self.reput.reput_from_offset = recover_store(self.config, self.commit_log, self.consume_queues,
+                                                     self.checkpoint, self.index_service, self.dispatchers,
+                                                     self._dispatch, self.last_exit_ok)
         with open(abort, "wb"):
             pass
         self.shutdown_flag = False
         return True
-
-    def _recover(self, last_exit_ok: bool) -> None:
-        max_phy_cq = self.consume_queues.recover()
-        if last_exit_ok:
-            self.commit_log.recover_normally(max_phy_cq, self.consume_queues.truncate_dirty,
-                                             self.consume_queues.destroy_all)
-        else:
-            ckpt = self.checkpoint
-            assert ckpt is not None
-            min_ts = (ckpt.get_min_timestamp_index()
-                      if self.config.messageIndexEnable and self.config.messageIndexSafe
-                      else ckpt.get_min_timestamp())
-            # Units pointing past the CommitLog's last file cannot be real (a garbled tail after a power
-            # cut): drop them first, or their offsets make the re-dispatch skip the records they hide.
-            cl_files = self.commit_log.mapped_file_queue.mapped_files
-            if cl_files and max_phy_cq > cl_files[-1].file_from_offset + cl_files[-1].file_size:
-                self.consume_queues.truncate_dirty(cl_files[-1].file_from_offset + cl_files[-1].file_size)
-                max_phy_cq = max((cq.max_physic_offset for cq in self.consume_queues), default=-1)
-            self.commit_log.recover_abnormally(max_phy_cq, min_ts, self._dispatch,
-                                               self.consume_queues.truncate_dirty,
-                                               self.consume_queues.destroy_all,
-                                               self._needs_dispatch)
-            for d in self.dispatchers:  # e.g. the index header, written once after the re-dispatch
-                end = getattr(d, "end_batch", None)
-                if end is not None:
-                    end()
-            # The re-dispatched units must be durable before new ones follow them: else a second crash
-            # can leave a hole in an older file, below the last three that ConsumeQueue.recover scans,
-            # and every message after the hole vanishes from the queue (fault suite: power loss, tear).
-            self.consume_queues.flush(0)
-        self.commit_log.topic_queue_table = self.consume_queues.max_offsets()
-        self.consume_queues.correct_min_offsets(max(0, self.commit_log.get_min_offset()))
-        self.reput.reput_from_offset = self._reput_start_offset()
-
-    def _reput_start_offset(self) -> int:
-        start = max(0, self.commit_log.get_min_offset())
-        for cq in self.consume_queues:
-            start = max(start, cq.max_physic_offset)
-        return start
-
-    def _needs_dispatch(self, topic: str, queue_id: int, offset: int, size: int, sys_flag: int) -> bool:
-        """Whether re-dispatching a record during recovery would change anything (CQ unit or index entry missing)."""
-        tx = sys_flag & MessageSysFlag.TRANSACTION_MASK
-        if tx == MessageSysFlag.TRANSACTION_NOT_TYPE or tx == MessageSysFlag.TRANSACTION_COMMIT_TYPE:
-            cq = self.consume_queues.find(topic, queue_id)
-            if cq is None or cq.max_physic_offset < offset + size:
-                return True
-        idx = self.index_service
-        if idx is not None and self.config.messageIndexEnable:
-            files = idx.index_files
-            if not files or offset >= files[-1].end_phy_offset:
-                return True
-        return False
 
     def _dispatch(self, req: DispatchRequest) -> None:
         for d in self.dispatchers:
@@ -401,7 +332,7 @@ class DefaultMessageStore:
         if caught_up:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.config.abort_path)
-        self._unlock_store()
+        self.lock.release()
 
     def destroy(self) -> None:
         """Delete every file of the store (tests, tools)."""
@@ -663,42 +594,16 @@ class DefaultMessageStore:
         return self.commit_log.get_min_offset()
 
     def select_one_message_by_offset(self, commit_log_offset: int, size: int | None = None) -> memoryview | None:
-        """The whole record at ``commit_log_offset`` (its TOTALSIZE is read when ``size`` is None)."""
-        if size is None:
-            head = self.commit_log.get_message(commit_log_offset, 8)
-            if head is None:
-                return None
-            size = int.from_bytes(head[:4], "big", signed=True)
-            head.release()
-            if size <= 0:
-                return None
-        return self.commit_log.get_message(commit_log_offset, size)
+        """The whole record at ``commit_log_offset`` (store.query_message_service)."""
+        return self.queries.select_one_message_by_offset(commit_log_offset, size)
 
     def look_message_by_offset(self, commit_log_offset: int, size: int | None = None) -> MessageExt | None:
-        """Decode the record at ``commit_log_offset``; None when there is none."""
-        mv = self.select_one_message_by_offset(commit_log_offset, size)
-        if mv is None:
-            return None
-        try:
-            return decode_message(mv)
-        except ValueError:
-            return None
-        finally:
-            mv.release()
+        """The decoded record at ``commit_log_offset``; None when there is none."""
+        return self.queries.look_message_by_offset(commit_log_offset, size)
 
     def query_message(self, topic: str, key: str, max_num: int, begin: int, end: int) -> QueryMessageResult:
-        """Records indexed under ``topic#key`` with store time in [begin, end] (hash matches, RocketMQ order)."""
-        qr = QueryMessageResult()
-        if self.index_service is None:
-            return qr
-        phy_offsets, last_ts, last_phy = self.index_service.query_offset(topic, key, max_num, begin, end)
-        qr.index_last_update_timestamp = last_ts
-        qr.index_last_update_phyoffset = last_phy
-        for off in phy_offsets:
-            mv = self.select_one_message_by_offset(off)
-            if mv is not None:
-                qr.add_message(mv)
-        return qr
+        """Records indexed under ``topic#key`` with store time in [begin, end]."""
+        return self.queries.query_message(topic, key, max_num, begin, end)
 
     # -- replication -----------------------------------------------------------------------------
 
@@ -782,21 +687,10 @@ class DefaultMessageStore:
             "flushDiskType": self.config.flushDiskType.name,
         }
         info["remainHowManyDataToFlush"] = str(max(0, cl.get_max_offset() - cl.flushed_where))
-        # RocketMQ's format: "[<=0ms]:N [0~10ms]:N ... [10s~]:N " (trailing space included)
-        info["putMessageDistributeTime"] = self.stats.distribute_time_text()
-        info["putMessageEntireTimeMax"] = str(self.stats.put_message_entire_time_max)
+        info.update(self.stats.runtime_info())
         info["remainTransientStoreBufferNumbs"] = str(2**31 - 1)  # no transient store pool
         info["pageCacheLockTimeMills"] = "0"  # appends never block (single writer on the loop)
-        for key, path in (("commitLogDiskRatio", self.config.commit_log_dir),
-                          ("consumeQueueDiskRatio", self.config.consume_queue_dir)):
-            try:
-                st = os.statvfs(path if os.path.isdir(path) else self.config.storePathRootDir)
-                info[key] = str((st.f_blocks - st.f_bfree) / st.f_blocks if st.f_blocks else 0.0)
-                if key == "commitLogDiskRatio":
-                    info["commitLogDirCapacity"] = (f"Total : {st.f_blocks * st.f_frsize / 2**30:.1f} GiB, "
-                                                    f"Free : {st.f_bavail * st.f_frsize / 2**30:.1f} GiB.")
-            except OSError:
-                pass
+        info.update(disk_runtime_info(self.config))
         if self.group_commit is not None:
             info["groupCommitFsyncCount"] = str(self.group_commit.fsync_count)
         info.update(cl.runtime_extra())

@@ -44,7 +44,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from common.config import ConfigError
-from common.mapped_file import CreateGuard, MappedFileQueue
+from common.mapped_file import CreateGuard
+from common.mapped_file_queue import MappedFileQueue
 from common.message import BLANK_MAGIC_CODE, MessageExtBatch, MessageExtBrokerInner
 from common.record_codec import store_timestamp_at
 from dledger.config import DLedgerConfig

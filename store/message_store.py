@@ -15,7 +15,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from common.mapped_file import MappedFileQueue
+    from common.mapped_file_queue import MappedFileQueue
     from common.message import MessageExt, MessageExtBatch, MessageExtBrokerInner
     from store.clean_commit_log_service import CleanCommitLogService
     from store.config import MessageStoreConfig

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from common.mapped_file_queue import MappedFileQueue
 from store.clean_commit_log_service import CleanCommitLogService, disk_partition_used_ratio, is_it_time_to_do
 from store.clean_consume_queue_service import CleanConsumeQueueService
 from store.config import MessageStoreConfig
@@ -42,7 +43,7 @@ def make_files(d: Path, n: int, ages_h: list[float], size: int = FILE_SIZE) -> l
 
 
 def open_queue(d: Path, size: int = FILE_SIZE):
-    q = mapped_file.MappedFileQueue(str(d), size)
+    q = MappedFileQueue(str(d), size)
     assert q.load()
     return q
 
