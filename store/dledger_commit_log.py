@@ -128,8 +128,6 @@ class DLedgerCommitLog:
         # commit-log offset -> term of appended entries whose replicated put failed (append_outcome)
         self._unconfirmed: OrderedDict[int, int] = OrderedDict()
 
-    # -- life cycle -----------------------------------------------------------------
-
     # -- the plain files (base_log) ---------------------------------------------------------
 
     @property
