@@ -1,9 +1,11 @@
 """DefaultMessageStore: wires CommitLog, ConsumeQueues, Index, checkpoint, reput and flush.
 
-Each part is its own small class with explicit collaborators; this module only
-composes them and implements the store-level reads (``get_message`` and its
-status rules, lookups by offset/time/key) and the load/recover/start/shutdown
-life cycle (spec message-and-store-format.md §8, §11).
+Each part is its own small class with explicit collaborators; this module composes
+them (the CommitLog and its reput chosen from the config in :func:`log_parts_for`),
+checks puts before they reach the log, answers the queue-offset lookups and runs the
+load/recover/start/shutdown life cycle (spec message-and-store-format.md §8, §11).
+Pull reads: store.get_message_service; reads by offset or key:
+store.query_message_service; the waits after an append: store.disk_flush_and_ha.
 """
 
 from __future__ import annotations
@@ -580,12 +582,7 @@ class DefaultMessageStore:
 
     def get_earliest_message_time_all(self) -> int:
         """Store time of the first record of the CommitLog (-1 when empty)."""
-        mv = self.commit_log.get_data(max(0, self.commit_log.get_min_offset()))
-        if mv is None or len(mv) < 8:
-            return -1
-        total = int.from_bytes(mv[:4], "big", signed=True)
-        mv.release()
-        return self.commit_log.pickup_store_timestamp(self.commit_log.get_min_offset(), total)
+        return self.queries.earliest_message_time()
 
     def get_max_phy_offset(self) -> int:
         return self.commit_log.get_max_offset()

@@ -32,6 +32,16 @@ class QueryMessageService:
                 return None
         return self.commit_log.get_message(commit_log_offset, size)
 
+    def earliest_message_time(self) -> int:
+        """Store time of the first record of the CommitLog (-1 when empty)."""
+        cl = self.commit_log
+        mv = cl.get_data(max(0, cl.get_min_offset()))
+        if mv is None or len(mv) < 8:
+            return -1
+        total = int.from_bytes(mv[:4], "big", signed=True)
+        mv.release()
+        return cl.pickup_store_timestamp(cl.get_min_offset(), total)
+
     def look_message_by_offset(self, commit_log_offset: int, size: int | None = None) -> MessageExt | None:
         """Decode the record at ``commit_log_offset``; None when there is none."""
         mv = self.select_one_message_by_offset(commit_log_offset, size)
