@@ -5,8 +5,8 @@ record is the body of one DLedger entry (a batch gives consecutive entries);
 the append hook writes ``entry pos + 48`` into the record's PHYSICALOFFSET, so
 that value is the message's commit-log offset everywhere (consume queue,
 msgId). The broker-visible end of the log is the DLedger *committed* position:
-reads past it return nothing and :class:`DLedgerReputMessageService` dispatches
-committed entries only (on every node, so followers build their own queues).
+reads past it return nothing and the store's reput (:func:`dledger_reput_service`)
+dispatches committed entries only (on every node, so followers build their own queues).
 
 The log wraps a plain :class:`CommitLog` (``base_log``) rather than extending it: a
 store that ran without DLedger keeps its old CommitLog files, and offsets below
