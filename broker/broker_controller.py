@@ -46,6 +46,7 @@ from remoting.codes import RequestCode
 from remoting.command import RemotingCommand
 from remoting.fair_dispatch import FairDispatcher
 from remoting.server import RemotingServer
+from store.message_store import MessageStore
 
 if TYPE_CHECKING:  # DLedger mode only (start-up time of the others)
     from broker.dledger_role_change_handler import DLedgerRoleChangeHandler
@@ -122,7 +123,7 @@ class BrokerController:
             self.store.shutdown_sync()  # releases the store lock: a later try in this directory can load it
             raise
 
-    def _load_store(self) -> Any:
+    def _load_store(self) -> MessageStore:
         # here, not at the top: mqbroker --help / -p print without loading the store (start-up time)
         from store.default_message_store import DefaultMessageStore
 

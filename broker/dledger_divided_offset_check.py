@@ -22,10 +22,13 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from remoting import fastjson
 from remoting.command import RemotingCommand
+
+if TYPE_CHECKING:
+    from store.dledger_commit_log import DLedgerCommitLog  # loaded in DLedger mode only
 
 __all__ = ["DividedOffsetCheck", "METADATA_KEY", "copy_advice"]
 
@@ -55,7 +58,7 @@ class DividedOffsetCheck:
     ``storage``); ``client()``: the broker's RemotingClient (or anything with its ``invoke``) once
     it exists. The DLedger server publishes the divided offset itself (DLedgerCommitLog)."""
 
-    def __init__(self, commit_log: Any, client: Callable[[], Invoker | None], root: str) -> None:
+    def __init__(self, commit_log: DLedgerCommitLog, client: Callable[[], Invoker | None], root: str) -> None:
         self.commit_log = commit_log
         self.client = client
         self.root = root

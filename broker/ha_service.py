@@ -22,10 +22,9 @@ import contextlib
 import logging
 import struct
 import time
-from typing import Any
 
 from store.config import MessageStoreConfig
-from store.message_store import PutMessageStatus
+from store.message_store import MessageStore, PutMessageStatus
 
 __all__ = ["HAService", "HAClient"]
 
@@ -121,7 +120,7 @@ class _SlaveConnection:
 class HAService:
     """Master side (accepts slaves, SYNC_MASTER waits) plus, on a slave, the :class:`HAClient`."""
 
-    def __init__(self, store: Any, config: MessageStoreConfig, *, host: str = "0.0.0.0"):
+    def __init__(self, store: MessageStore, config: MessageStoreConfig, *, host: str = "0.0.0.0"):
         self.store = store
         self.config = config
         self.host = host
@@ -239,7 +238,7 @@ class HAService:
 class HAClient:
     """Slave side: connect to the master's HA port, append what it pushes, report the offset."""
 
-    def __init__(self, store: Any, config: MessageStoreConfig):
+    def __init__(self, store: MessageStore, config: MessageStoreConfig):
         self.store = store
         self.config = config
         self.master_address: str | None = None

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from remoting.connection import Connection
+from store.message_store import MessageStore
 
 __all__ = ["PullRequest", "PullRequestHoldService"]
 
@@ -50,7 +51,7 @@ class PullRequestHoldService:
 
     def __init__(
         self,
-        store: Any,
+        store: MessageStore,
         execute: Callable[[Any, Any], Any],
         *,
         long_polling_enable: bool = True,

@@ -32,6 +32,7 @@ from common.message import (
     properties_to_string,
 )
 from common.util import now_ms
+from store.message_store import MessageStore, PutMessageResult
 
 __all__ = [
     "ScheduleMessageService",
@@ -128,7 +129,7 @@ class ScheduleMessageService:
 
     def __init__(
         self,
-        store: Any,
+        store: MessageStore,
         delay_levels_ms: list[int],
         offset_path: str,
         *,
@@ -374,26 +375,22 @@ class ScheduleMessageService:
             return None
         return inner
 
-    def _keep_unconfirmed(self, level: int, offset: int, result: Any) -> None:
+    def _keep_unconfirmed(self, level: int, offset: int, result: PutMessageResult | None) -> None:
         """Remember the unit at ``offset`` whose message may be stored although the level's offset did not
         move past it: stored (-1), or its DLedger entry was appended and may still commit."""
         known = self._unconfirmed.setdefault(level, {})
         if result is not None and result.is_ok():
             known[offset] = -1
             return
-        ar = getattr(result, "append_result", None) if result is not None else None
-        if ar is not None and ar.wrote_offset > 0 and self._outcome_oracle() is not None:
-            known[offset] = ar.wrote_offset
-
-    def _outcome_oracle(self) -> Callable[[int], bool | None] | None:
-        return getattr(getattr(self.store, "commit_log", None), "append_outcome", None)
+        ar = result.append_result if result is not None else None
+        if ar is not None and ar.wrote_offset > 0:
+            known[offset] = ar.wrote_offset  # the store tells later (a local log at once: not stored)
 
     def _outcome(self, wrote_offset: int) -> bool | None:
         """Whether the message of an earlier put at ``wrote_offset`` is stored (None: not known yet)."""
         if wrote_offset < 0:
             return True
-        ask = self._outcome_oracle()
-        return False if ask is None else ask(wrote_offset)
+        return self.store.append_outcome(wrote_offset)
 
     async def _put_all(self, level: int, puts: list[tuple[int, MessageExtBrokerInner]]) -> list[Any]:
         """Put the messages in order (they are appended in this order) and await all of them; if the

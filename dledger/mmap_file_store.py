@@ -19,7 +19,8 @@ import struct
 from collections.abc import Callable
 
 from common.config import parse_properties
-from common.mapped_file import CreateGuard, DiskFullError, MappedFile, MappedFileQueue
+from common.mapped_file import CreateGuard, DiskFullError, MappedFile
+from common.mapped_file_queue import MappedFileQueue
 from common.util import read_file_with_bak, write_file_atomic
 from dledger.config import DLedgerConfig
 from dledger.entry import (

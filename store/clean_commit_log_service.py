@@ -30,7 +30,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from common.util import now_ms as _wall_ms
 from store.config import MessageStoreConfig
@@ -56,11 +56,28 @@ DISK_SPACE_CLEAN_FORCIBLY_RATIO = 0.85
 
 
 class ExpiringFileQueue(Protocol):
-    """The part of common.mapped_file.MappedFileQueue this service uses."""
+    """The part of common.mapped_file_queue.MappedFileQueue this service uses."""
 
     def delete_expired_file_by_time(
         self, expired_ms: int, delete_interval_ms: int, interval_forcibly_ms: int, clean_immediately: bool
     ) -> int: ...
+
+    def retry_delete_first_file(self, interval_forcibly_ms: int = 0) -> bool: ...
+
+
+class ConsumeQueueCleaner(Protocol):
+    """store.clean_consume_queue_service.CleanConsumeQueueService."""
+
+    async def run_once_async(self, now_ms: int | None = None) -> int: ...
+
+
+class DiskFullMark(Protocol):
+    """The owner of the store's disk-full state (store.disk_space_guard.DiskSpaceGuard)."""
+
+    @property
+    def disk_full(self) -> bool: ...
+
+    def set_ratio_full(self, full: bool) -> None: ...
 
 
 def disk_partition_used_ratio(path: str) -> float:
@@ -118,10 +135,10 @@ class CleanCommitLogService:
     ``diskMaxUsedSpaceRatio``, ``cleanFileForciblyEnable``,
     ``deleteCommitLogFilesInterval``, ``destroyMapedFileIntervalForcibly``,
     ``redeleteHangedFileInterval``, ``storePathRootDir``, ``storePathCommitLog``).
-    ``file_queue``: the CommitLog's MappedFileQueue (or the CommitLog: its
-    ``delete_expired_file`` has the same signature). ``disk_usage(path) -> float``
-    probes a partition (tests inject one). ``on_disk_full(full: bool)`` is called
-    when the disk-full state changes (the store refuses puts while full).
+    ``file_queue``: the CommitLog's MappedFileQueue. ``disk_usage(path) -> float``
+    probes a partition (tests inject one). Its verdict on the used ratio goes to
+    ``disk_full``, the owner of the store's disk-full state (the store refuses puts
+    while full); without one, the service only decides what to delete.
     """
 
     def __init__(
@@ -130,19 +147,18 @@ class CleanCommitLogService:
         file_queue: ExpiringFileQueue,
         *,
         disk_usage: Callable[[str], float] = disk_partition_used_ratio,
-        on_disk_full: Callable[[bool], None] | None = None,
+        disk_full: DiskFullMark | None = None,
         disk_space_warning_level_ratio: float = DISK_SPACE_WARNING_LEVEL_RATIO,
         disk_space_clean_forcibly_ratio: float = DISK_SPACE_CLEAN_FORCIBLY_RATIO,
     ) -> None:
         self.config = config
         self.file_queue = file_queue
         self._disk_usage = disk_usage
-        self._on_disk_full = on_disk_full
+        self._mark = disk_full
         self.warning_ratio = disk_space_warning_level_ratio
         self.forcibly_ratio = disk_space_clean_forcibly_ratio
         self.manual_delete_file_several_times = 0
         self.clean_immediately = False
-        self.disk_full = False
         self.full_store_paths: set[str] = set()
         self.last_redelete_timestamp = 0
         self.last_delete_count = 0
@@ -176,15 +192,14 @@ class CleanCommitLogService:
         """``deleteWhen`` contains the current local hour."""
         return is_it_time_to_do(self.config.deleteWhen, now_ms)
 
+    @property
+    def disk_full(self) -> bool:
+        """The store's disk-full state (False without an owner to tell)."""
+        return self._mark is not None and self._mark.disk_full
+
     def _set_disk_full(self, full: bool) -> None:
-        if full != self.disk_full:
-            self.disk_full = full
-            if full:
-                log.error("disk usage above %.2f: store marked disk-full, puts are refused", self.warning_ratio)
-            else:
-                log.info("disk usage back to normal: store writable again")
-            if self._on_disk_full is not None:
-                self._on_disk_full(full)
+        if self._mark is not None:
+            self._mark.set_ratio_full(full)  # it logs the change
 
     def _judge(self, ratio: float) -> None:
         if ratio > self.warning_ratio:
@@ -247,9 +262,7 @@ class CleanCommitLogService:
             "begin to delete expired commit log files: timeup=%s spacefull=%s manual=%s cleanAtOnce=%s",
             timeup, spacefull, manual, clean_at_once,
         )
-        # accepts the MappedFileQueue itself or the CommitLog wrapping it
-        delete = getattr(self.file_queue, "delete_expired_file_by_time", None) or self.file_queue.delete_expired_file
-        count = delete(
+        count = self.file_queue.delete_expired_file_by_time(
             reserved_ms,
             self.config.deleteCommitLogFilesInterval,
             self.config.destroyMapedFileIntervalForcibly,
@@ -265,15 +278,12 @@ class CleanCommitLogService:
         if now_ms - self.last_redelete_timestamp <= interval:
             return False
         self.last_redelete_timestamp = now_ms
-        retry = getattr(self.file_queue, "retry_delete_first_file", None)
-        if retry is None:
-            return False
-        return bool(retry(self.config.destroyMapedFileIntervalForcibly))
+        return bool(self.file_queue.retry_delete_first_file(self.config.destroyMapedFileIntervalForcibly))
 
 
 async def clean_files_periodically(
     commit_log_cleaner: CleanCommitLogService,
-    consume_queue_cleaner: Any | None,
+    consume_queue_cleaner: ConsumeQueueCleaner | None,
     interval_ms: int,
     *,
     first_delay_ms: int = 60_000,
@@ -291,11 +301,7 @@ async def clean_files_periodically(
         try:
             await loop.run_in_executor(None, commit_log_cleaner.run_once, clock())
             if consume_queue_cleaner is not None:
-                runner = getattr(consume_queue_cleaner, "run_once_async", None)
-                if runner is not None:
-                    await runner(clock())
-                else:
-                    consume_queue_cleaner.run_once(clock())
+                await consume_queue_cleaner.run_once_async(clock())
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -25,7 +25,8 @@ from collections import deque
 from collections.abc import Callable
 
 from common import record_codec, speedups
-from common.mapped_file import CreateGuard, MappedFile, MappedFileQueue
+from common.mapped_file import CreateGuard, MappedFile
+from common.mapped_file_queue import MappedFileQueue
 from common.message import (
     MessageConst,
     MessageExtBatch,
@@ -38,14 +39,13 @@ from common.record_codec import (
     BLANK_MAGIC_CODE,
     MAX_PROPERTIES_BYTES,
     MAX_TOPIC_BYTES,
-    MESSAGE_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE_V2,
     MIN_RECORD_SIZE,
     RecordTuple,
     record_length,
     store_timestamp_at,
 )
 from common.util import java_string_hash, now_ms
+from store import commit_log_recovery
 from store.config import FlushDiskType, MessageStoreConfig
 from store.dispatch import DispatchRequest
 from store.flush_service import flush_until as _flush_until
@@ -81,7 +81,6 @@ _APPEND_OK = AppendMessageStatus.PUT_OK
 PREPARED_DISPATCH_CAPACITY = 65536
 # The record primitives: compiled when built, else common.record_codec's pure twin (speedups picks)
 _parse_record = speedups.parse_record
-_walk_records = speedups.walk_records
 _split_batch = speedups.split_batch
 _encode_records = speedups.encode_records
 # a single put's record (CRC included) in one call
@@ -112,6 +111,11 @@ class TagsCodeCalculator:
     def __init__(self, delay_levels_ms: list[int]) -> None:
         self._cache: dict[str, int] = {}
         self._delays = delay_levels_ms
+
+    @property
+    def cache(self) -> dict[str, int]:
+        """The tag hash cache (the put path reads it directly; misses go through :meth:`tags_hash`)."""
+        return self._cache
 
     def tags_hash(self, tags: str) -> int:
         h = self._cache.get(tags)
@@ -147,27 +151,27 @@ _BLANK_REQ = DispatchRequest(success=True, msg_size=0)
 class CommitLog:
     """The CommitLog of one store directory.
 
-    Interface used by the store: ``load``, ``put_message``, ``put_messages``,
-    ``get_min_offset``, ``get_max_offset``, ``get_message``, ``get_data``,
-    ``roll_next_file``, ``pickup_store_timestamp``, ``check_message_and_return_size``,
-    ``recover_normally``, ``recover_abnormally``, ``append_data``, ``flush``,
-    ``put_message_list``, ``prepared`` (optional: see :meth:`enable_prepared_dispatch`),
-    ``flush_until``, ``flushed_where``, ``store_timestamp``, ``file_size``,
-    ``shutdown``, ``destroy``, ``topic_queue_table`` (plug another one in with
-    ``DefaultMessageStore(commit_log_factory=...)``).
+    Implements :class:`store.message_store.CommitLogBackend`, the whole interface the
+    store uses; a DLedger-backed log (store.dledger_commit_log) implements it too,
+    around one of these.
     """
 
+    #: expired files are deleted by the store's CleanCommitLogService
+    deletes_expired_files = True
+
     def __init__(self, config: MessageStoreConfig, tags_code: TagsCodeCalculator | None = None, *,
-                 guard: CreateGuard | None = None) -> None:
+                 guard: CreateGuard | None = None, file_for: Callable[[int], MappedFile | None] | None = None) -> None:
         self.config = config
+        # where records go when the last file cannot take them: None = the mapped files (roll, warm ahead);
+        # a DLedger log encodes into a buffer of its own (store.dledger_commit_log)
+        self._file_for = file_for
         # every file's blocks are reserved when it is created; ``guard`` may refuse a new file (disk nearly full)
         self.mapped_file_queue = MappedFileQueue(config.commit_log_dir, config.mappedFileSizeCommitLog, guard=guard)
         self.file_size = config.mappedFileSizeCommitLog
         self.topic_queue_table: dict[str, int] = {}
         self.tags_code = tags_code or TagsCodeCalculator(config.delay_levels_ms())
         # read-only view of the calculator's tag hash cache for the put path (misses go through tags_hash)
-        cache = getattr(self.tags_code, "_cache", None)
-        self._tags_cache: dict[str, int] = cache if isinstance(cache, dict) else {}
+        self._tags_cache: dict[str, int] = self.tags_code.cache
         self._addr_cache: dict[str, bytes] = {}
         self._prefix_cache: dict[tuple[str, int], str] = {}
         self._topic_cache: dict[str, bytes] = {}
@@ -187,6 +191,12 @@ class CommitLog:
 
     def load(self) -> bool:
         return self.mapped_file_queue.load()
+
+    def start(self) -> None:
+        """Nothing runs inside the log: the store's flush services flush it."""
+
+    async def stop(self) -> None:
+        """See :meth:`start`."""
 
     def shutdown(self) -> None:
         self.mapped_file_queue.shutdown()
@@ -252,6 +262,8 @@ class CommitLog:
 
     def _last_file_for(self, total: int) -> MappedFile | None:
         """The file to append ``total`` bytes to; writes the BLANK record and rolls when needed."""
+        if self._file_for is not None:
+            return self._file_for(total)
         files = self.mapped_file_queue.mapped_files
         if files:
             mf = files[-1]
@@ -313,11 +325,8 @@ class CommitLog:
     def put_message_list(self, msgs: list[MessageExtBrokerInner]) -> list[PutMessageResult]:
         """Append each message as :meth:`put_message` would, with one store timestamp for all.
 
-        Each message gets its own result; an illegal one fails alone. A subclass that
-        overrides :meth:`put_message` (DLedger) gets one call of it per message.
+        Each message gets its own result; an illegal one fails alone.
         """
-        if type(self).put_message is not CommitLog.put_message:
-            return [self.put_message(m) for m in msgs]
         now = now_ms()
         put = self.put_message
         return [put(m, now) for m in msgs]
@@ -518,6 +527,26 @@ class CommitLog:
             offset += n
         return True
 
+    async def put_message_async(self, msg: MessageExtBrokerInner) -> PutMessageResult:
+        """:meth:`put_message`: the append is done at once (the flush and HA waits are the store's)."""
+        return self.put_message(msg)
+
+    async def put_messages_async(self, batch: MessageExtBatch) -> PutMessageResult:
+        return self.put_messages(batch)
+
+    async def put_message_list_async(self, msgs: list[MessageExtBrokerInner]) -> list[PutMessageResult]:
+        return self.put_message_list(msgs)
+
+    def append_outcome(self, offset: int) -> bool | None:
+        """Whether a put that reported a failure after its append stored the message: never here
+        (a local append either happens or fails before any byte): put it again. Only a replicated
+        log may answer True, or None (not decided yet)."""
+        return False
+
+    def msg_id_prefix(self, store_host: tuple[str, int]) -> str:
+        """The hex store address of the offset msgIds (cached)."""
+        return self._prefix_cache.get(store_host) or self._msg_id_prefix(store_host)
+
     # -- read ---------------------------------------------------------------------
 
     def get_message(self, offset: int, size: int) -> memoryview | None:
@@ -564,9 +593,9 @@ class CommitLog:
             if (zlib.crc32(mv[b : b + f[12]]) & 0x7FFFFFFF) != f[2]:
                 log.warning("body CRC mismatch at %d", base_offset + pos)
                 return _INVALID
-        return self._request(f, mv)
+        return self.request_of(f, mv)
 
-    def _request(self, f: RecordTuple, mv) -> DispatchRequest:
+    def request_of(self, f: RecordTuple, mv) -> DispatchRequest:
         """The DispatchRequest of a record parse_record read from ``mv``."""
         plen = f[15]
         if plen:
@@ -580,145 +609,20 @@ class CommitLog:
         return DispatchRequest(topic, f[3], f[6], f[0], self.tags_code.of(topic, f[16], f[19], store_ts), store_ts,
                                f[5], f[17] or "", f[18], f[7], f[10], None, True, None, props_s)
 
-    # -- recovery -------------------------------------------------------------------------
-
-    def _walk(self, start_index: int, check_crc: bool, on_record: Callable[[DispatchRequest], None] | None,
-              needs_dispatch: Callable[[str, int, int, int, int], bool] | None = None) -> int:
-        """Walk records from file ``start_index``; return the offset after the last valid record.
-
-        Every record is validated (lengths, magic, its own offset, optional body
-        CRC, no NUL in topic or properties). ``on_record`` receives the records
-        ``needs_dispatch(topic, queue_id, offset, size, sys_flag)`` accepts (all
-        when it is None). Without ``on_record``, one walk_records call per file.
-        """
-        if on_record is None:
-            return self._walk_files(start_index, check_crc)
-        files = self.mapped_file_queue.mapped_files
-        parse = _parse_record
-        crc32 = zlib.crc32
-        index = start_index
-        mf = files[index]
-        mv = memoryview(mf.mm)
-        base = mf.file_from_offset
-        pos = 0
-        while True:
-            f = parse(mv, pos, True)
-            if f is None:
-                break
-            if f[1] == BLANK_MAGIC_CODE:
-                index += 1
-                if index >= len(files):
-                    log.info("recover: last file %s ends with BLANK", mf.file_name)
-                    pos = mf.file_size
-                    break
-                mv.release()
-                mf = files[index]
-                mv = memoryview(mf.mm)
-                base = mf.file_from_offset
-                pos = 0
-                continue
-            if check_crc and (crc32(mv[f[11] : f[11] + f[12]]) & 0x7FFFFFFF) != f[2]:
-                log.warning("body CRC mismatch at %d", base + pos)
-                break
-            phys = f[6]
-            if phys != base + pos:
-                log.warning("record at %d claims another offset; stopping", base + pos)
-                break
-            if needs_dispatch is None or needs_dispatch(f[13], f[3], phys, f[0], f[7]):
-                on_record(self._request(f, mv))
-            pos += f[0]
-        mv.release()
-        return base + pos
-
-    def _walk_files(self, start_index: int, check_crc: bool) -> int:
-        """:meth:`_walk` without a callback, one speedups.walk_records call per file."""
-        files = self.mapped_file_queue.mapped_files
-        walk = _walk_records
-        for index in range(start_index, len(files)):
-            mf = files[index]
-            pos, _count, blank = walk(mf.mm, 0, mf.file_from_offset, check_crc)
-            if not blank:
-                if pos < mf.file_size:
-                    log.info("recover: last valid record of %s ends at %d", mf.file_name, pos)
-                return mf.file_from_offset + pos
-        log.info("recover: last file %s ends with BLANK", files[-1].file_name)
-        return files[-1].file_from_offset + files[-1].file_size
-
-    def _finish_recover(self, process_offset: int) -> None:
-        q = self.mapped_file_queue
-        if self.prepared:
-            self.prepared.clear()  # the log may have been cut: offsets can be written again
-        self._zero_tail(process_offset)
-        q.flushed_where = q.committed_where = process_offset
-        q.truncate_dirty_files(process_offset)
-        last = q.get_last_mapped_file()
-        if last is not None:
-            last.flushed_position = last.wrote_position
-
-    def _zero_tail(self, offset: int) -> None:
-        """Zero the garbage after ``offset`` in its file (a torn record), so it never parses later."""
-        mf = self.mapped_file_queue.find_mapped_file_by_offset(offset)
-        if mf is None:
-            return
-        start = offset % self.file_size
-        limit = min(mf.file_size, start + self.config.maxMessageSize + 64 * 1024 + 4096)
-        mm = mf.mm
-        p = start
-        zero_page = bytes(4096)
-        while p < limit:
-            e = min(limit, (p // 4096 + 1) * 4096)
-            if mm[p:e].count(0) != e - p:
-                mm[p:e] = zero_page[: e - p]
-            elif p > start and e - p == 4096:
-                break  # a whole zero page: past the garbage
-            p = e
+    # -- recovery (store.commit_log_recovery) -------------------------------------------
 
     def recover_normally(self, max_phy_offset_of_cq: int, truncate_cq: Callable[[int], None],
                          destroy_cq: Callable[[], None]) -> int:
         """Normal recovery: check the last 3 files; cut after the last valid record. Returns the end offset."""
-        files = self.mapped_file_queue.mapped_files
-        if not files:
-            self.mapped_file_queue.flushed_where = self.mapped_file_queue.committed_where = 0
-            destroy_cq()
-            return 0
-        start = max(0, len(files) - 3)
-        process_offset = self._walk(start, self.config.checkCRCOnRecover, None)
-        self._finish_recover(process_offset)
-        if max_phy_offset_of_cq > process_offset:
-            log.warning("consume queues point past the commit log end %d: truncating", process_offset)
-            truncate_cq(process_offset)
-        return process_offset
-
-    def _matched_recover_start(self, mf: MappedFile, min_timestamp: int) -> bool:
-        mv = mf.mm
-        magic = _I32.unpack_from(mv, 4)[0]
-        if magic != MESSAGE_MAGIC_CODE and magic != MESSAGE_MAGIC_CODE_V2:
-            return False
-        store_ts = store_timestamp_at(mv)
-        return store_ts != 0 and store_ts <= min_timestamp
+        return commit_log_recovery.recover_normally(self, max_phy_offset_of_cq, truncate_cq, destroy_cq)
 
     def recover_abnormally(self, max_phy_offset_of_cq: int, min_timestamp: int,
                            dispatch: Callable[[DispatchRequest], None],
                            truncate_cq: Callable[[int], None], destroy_cq: Callable[[], None],
                            needs_dispatch: Callable[[str, int, int, int, int], bool] | None = None) -> int:
         """Abnormal recovery: re-dispatch every valid record from the last file older than the checkpoint."""
-        files = self.mapped_file_queue.mapped_files
-        if not files:
-            self.mapped_file_queue.flushed_where = self.mapped_file_queue.committed_where = 0
-            destroy_cq()
-            return 0
-        start = 0
-        for i in range(len(files) - 1, -1, -1):
-            if self._matched_recover_start(files[i], min_timestamp):
-                start = i
-                log.info("abnormal recovery starts at %s", files[i].file_name)
-                break
-        process_offset = self._walk(start, self.config.checkCRCOnRecover, dispatch, needs_dispatch)
-        self._finish_recover(process_offset)
-        if max_phy_offset_of_cq > process_offset:
-            log.warning("consume queues point past the commit log end %d: truncating", process_offset)
-            truncate_cq(process_offset)
-        return process_offset
+        return commit_log_recovery.recover_abnormally(self, max_phy_offset_of_cq, min_timestamp, dispatch,
+                                                      truncate_cq, destroy_cq, needs_dispatch)
 
     # -- flush / delete ----------------------------------------------------------------
 

@@ -17,7 +17,8 @@ import struct
 from collections.abc import Callable, Iterator
 
 from common import speedups
-from common.mapped_file import CreateGuard, DiskFullError, MappedFile, MappedFileQueue
+from common.mapped_file import CreateGuard, DiskFullError, MappedFile
+from common.mapped_file_queue import MappedFileQueue
 
 __all__ = ["ConsumeQueue", "ConsumeQueueStore", "CQ_STORE_UNIT_SIZE", "is_valid_topic_name"]
 

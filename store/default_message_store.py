@@ -1,9 +1,11 @@
 """DefaultMessageStore: wires CommitLog, ConsumeQueues, Index, checkpoint, reput and flush.
 
-Each part is its own small class with explicit collaborators; this module only
-composes them and implements the store-level reads (``get_message`` and its
-status rules, lookups by offset/time/key) and the load/recover/start/shutdown
-life cycle (spec message-and-store-format.md §8, §11).
+Each part is its own small class with explicit collaborators; this module composes
+them (the CommitLog and its reput chosen from the config in :func:`log_parts_for`),
+checks puts before they reach the log, answers the queue-offset lookups and runs the
+load/recover/start/shutdown life cycle (spec message-and-store-format.md §8, §11).
+Pull reads: store.get_message_service; reads by offset or key:
+store.query_message_service; the waits after an append: store.disk_flush_and_ha.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import fcntl
 import logging
 import os
 import time
@@ -23,8 +24,6 @@ from common.message import (
     MessageExt,
     MessageExtBatch,
     MessageExtBrokerInner,
-    MessageSysFlag,
-    decode_message,
 )
 from common.util import now_ms
 from store.clean_commit_log_service import (
@@ -34,10 +33,12 @@ from store.clean_commit_log_service import (
 )
 from store.clean_consume_queue_service import CleanConsumeQueueService
 from store.commit_log import SCHEDULE_TOPIC, CommitLog, TagsCodeCalculator
-from store.config import BrokerRole, BrokerRoleView, ConfiguredRole, FlushDiskType, MessageStoreConfig
+from store.config import BrokerRoleView, ConfiguredRole, FlushDiskType, MessageStoreConfig
 from store.consume_queue import ConsumeQueueStore, is_valid_topic_name
-from store.disk_space_guard import DiskSpaceGuard
+from store.disk_flush_and_ha import DiskFlushAndHA
+from store.disk_space_guard import DiskSpaceGuard, disk_runtime_info
 from store.dispatch import (
+    CommitLogDispatcher,
     CommitLogDispatcherBuildConsumeQueue,
     CommitLogDispatcherBuildIndex,
     DispatchRequest,
@@ -50,15 +51,19 @@ from store.flush_service import (
 from store.get_message_service import GetMessageService
 from store.index_service import IndexService
 from store.message_store import (
+    CommitLogBackend,
     GetMessageResult,
     MessageFilter,
     PutMessageResult,
     PutMessageStatus,
     QueryMessageResult,
 )
+from store.query_message_service import QueryMessageService
 from store.reput_message_service import ArrivingListener, ReputMessageService
 from store.running_flags import RunningFlags
 from store.store_checkpoint import StoreCheckpoint
+from store.store_lock import StoreLock
+from store.store_recovery import recover_store
 from store.store_stats_service import PUT_TIME_BUCKETS, StoreStatsService
 
 __all__ = ["DefaultMessageStore", "TRANS_OP_HALF_TOPIC", "PUT_TIME_BUCKETS"]  # PUT_TIME_BUCKETS: store_stats_service
@@ -69,8 +74,28 @@ TRANS_OP_HALF_TOPIC = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
 # putMessageDistributeTime (RocketMQ StoreStatsService): puts counted by how long they took
 
 
+#: ``(config, tags_code, *, guard) -> log``
+CommitLogFactory = Callable[..., CommitLogBackend]
+#: ``(commit_log, dispatchers, **options) -> reput``, options as ReputMessageService takes them
+ReputFactory = Callable[..., ReputMessageService]
+
+
+def log_parts_for(config: MessageStoreConfig) -> tuple[CommitLogFactory, ReputFactory]:
+    """The one place the store's CommitLog and reput are chosen from its config."""
+    if config.enableDLegerCommitLog:
+        # DLedger mode only (start-up time of the others)
+        from store.dledger_commit_log import DLedgerCommitLog, dledger_reput_service
+
+        return DLedgerCommitLog, dledger_reput_service
+    return CommitLog, ReputMessageService
+
+
 class DefaultMessageStore:
-    """The message store of one broker (see the store contract in the module docs)."""
+    """The message store of one broker (see the store contract in the module docs).
+
+    Implements :class:`store.message_store.MessageStore`. ``commit_log_factory`` and
+    ``reput_factory`` default to :func:`log_parts_for` the config.
+    """
 
     def __init__(
         self,
@@ -78,7 +103,8 @@ class DefaultMessageStore:
         *,
         store_host: tuple[str, int] = ("127.0.0.1", 10911),
         arriving_listener: ArrivingListener | None = None,
-        commit_log_factory: Callable[[MessageStoreConfig, TagsCodeCalculator], CommitLog] | None = None,
+        commit_log_factory: CommitLogFactory | None = None,
+        reput_factory: ReputFactory | None = None,
         disk_usage: Callable[[str], float] = disk_partition_used_ratio,
         clock: Callable[[], int] = now_ms,
         clean_first_delay_ms: int = 60_000,
@@ -89,10 +115,7 @@ class DefaultMessageStore:
         self.role = role if role is not None else ConfiguredRole(config.brokerRole)
         self.store_host = store_host
         self.tags_code = TagsCodeCalculator(config.delay_levels_ms())
-        # a DLedger-backed log can be plugged in here; it must offer CommitLog's interface methods
-        if commit_log_factory is None and config.enableDLegerCommitLog:
-            # DLedger mode only (start-up time of the others)
-            from store.dledger_commit_log import DLedgerCommitLog as commit_log_factory  # noqa: N813
+        default_log, default_reput = log_parts_for(config)
         # a full disk: every file reserves its blocks, the guard refuses what cannot fit (DISK_FULL)
         self.running_flags = RunningFlags()
         self.writeable = True
@@ -101,15 +124,16 @@ class DefaultMessageStore:
             commit_log_paths=[config.storePathDLedgerCommitLog or config.storePathRootDir]
             if config.enableDLegerCommitLog else [config.commit_log_dir],
             consume_queue_path=config.consume_queue_dir)
-        self.commit_log = (commit_log_factory or CommitLog)(config, self.tags_code, guard=self.disk_guard)
+        self.commit_log: CommitLogBackend = (commit_log_factory or default_log)(config, self.tags_code,
+                                                                                 guard=self.disk_guard)
         self.consume_queues = ConsumeQueueStore(config.consume_queue_dir, config.mapped_file_size_consume_queue,
                                                 guard=self.disk_guard.queue_gate)
         self.checkpoint: StoreCheckpoint | None = None
-        self.index_service = None
+        self.index_service: IndexService | None = None
         self.arriving_listener = arriving_listener
-        self.dispatchers: list = [CommitLogDispatcherBuildConsumeQueue(self.consume_queues.put_message_position_info,
+        self.dispatchers: list[CommitLogDispatcher] = [CommitLogDispatcherBuildConsumeQueue(self.consume_queues.put_message_position_info,
                                                                        self.consume_queues.find_or_create)]
-        self.reput = getattr(self.commit_log, "REPUT_SERVICE", ReputMessageService)(
+        self.reput: ReputMessageService = (reput_factory or default_reput)(
             self.commit_log,
             self.dispatchers,
             arriving_listener=arriving_listener,
@@ -117,12 +141,9 @@ class DefaultMessageStore:
             skip_corrupt=lambda: not self.role.is_slave,
             on_dispatched=self._on_dispatched,
         )
-        if type(self.reput).do_reput is ReputMessageService.do_reput and hasattr(
-                self.commit_log, "enable_prepared_dispatch"):
-            # appends leave their DispatchRequest for this reput: records are not parsed back
-            self.commit_log.enable_prepared_dispatch()
-        self.flush_service: FlushRealTimeService | None = None
-        self.group_commit: GroupCommitService | None = None
+        # appends leave their DispatchRequest for the reput: records are not parsed back (a DLedger
+        # log's reput parses the committed entries)
+        self.commit_log.enable_prepared_dispatch()
         self.flush_cq_service: FlushConsumeQueueService | None = None
         # extra background services started by start(): factories of coroutines
         self.extra_services: list[Callable[[], Awaitable[None]]] = []
@@ -130,18 +151,16 @@ class DefaultMessageStore:
         self._clock = clock
         self._clean_first_delay_ms = clean_first_delay_ms
         self.clean_commit_log_service = CleanCommitLogService(
-            config, self.commit_log, disk_usage=disk_usage, on_disk_full=self.disk_guard.set_ratio_full)
+            config, self.commit_log.mapped_file_queue, disk_usage=disk_usage, disk_full=self.disk_guard)
         self.clean_consume_queue_service = CleanConsumeQueueService(
             config, self.commit_log.get_min_offset, lambda: list(self.consume_queues), None)
         # index files that fill up are flushed (msync of up to 420 MB) off the dispatch path
         self._index_executor: concurrent.futures.ThreadPoolExecutor | None = None
-        # SYNC_MASTER replication hook (HA): await replica_waiter(end_offset) -> PutMessageStatus
-        self.replica_waiter: Callable[[int], Awaitable[PutMessageStatus]] | None = None
         self._valid_topics: set[str] = set()
         self.shutdown_flag = True
         self.last_exit_ok = True
         self._tasks: list[asyncio.Task] = []
-        self._lock_fd: int | None = None
+        self.lock = StoreLock(config.storePathRootDir, config.lock_path)
         self._logics_ts = 0
         self.put_message_times_total = 0
         self.put_message_size_total = 0
@@ -151,43 +170,47 @@ class DefaultMessageStore:
         self.put_calls = 0
         self.stats = StoreStatsService(lambda: self.put_calls)
         self.record_put_time = self.stats.record_put_time
+        # the flush / HA waits after an append (the flush services are set by start())
+        self.waits = DiskFlushAndHA(config, self.commit_log, self.record_put_time, self.role)
+        self._wait_one = self.waits.wait_one
         self.reader = GetMessageService(config, self.commit_log, self.consume_queues,
                                         lambda: self.shutdown_flag and self.checkpoint is None, self.role)
+        self.queries = QueryMessageService(self.commit_log, lambda: self.index_service)
         self.start_time_ms = now_ms()
+
+    @property
+    def group_commit(self) -> GroupCommitService | None:
+        """The SYNC_FLUSH group commit once started."""
+        return self.waits.group_commit
+
+    @property
+    def flush_service(self) -> FlushRealTimeService | None:
+        """The ASYNC_FLUSH flush service once started."""
+        return self.waits.flush_service
+
+    @property
+    def replica_waiter(self) -> Callable[[int], Awaitable[PutMessageStatus]] | None:
+        """SYNC_MASTER replication hook (HA): ``await replica_waiter(end_offset) -> PutMessageStatus``."""
+        return self.waits.replica_waiter
+
+    @replica_waiter.setter
+    def replica_waiter(self, waiter: Callable[[int], Awaitable[PutMessageStatus]] | None) -> None:
+        self.waits.replica_waiter = waiter
 
     # -- life cycle -------------------------------------------------------------
 
-    def _lock_store(self) -> bool:
-        os.makedirs(self.config.storePathRootDir, exist_ok=True)
-        fd = os.open(self.config.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            log.error("store %s is locked by another process", self.config.storePathRootDir)
-            return False
-        with contextlib.suppress(OSError):  # the content is cosmetic (a full disk refuses it); the lock holds
-            os.pwrite(fd, b"lock", 0)
-        self._lock_fd = fd
-        return True
-
     def load(self) -> bool:
         """Open the files, recover (normal or abnormal) and create the abort file."""
-        if not self._lock_store():
+        if not self.lock.acquire():
             return False
         try:
             ok = self._load_locked()
         except BaseException:
-            self._unlock_store()
+            self.lock.release()
             raise
         if not ok:
-            self._unlock_store()
+            self.lock.release()
         return ok
-
-    def _unlock_store(self) -> None:
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
 
     def _load_locked(self) -> bool:
         abort = self.config.abort_path
@@ -210,70 +233,17 @@ class DefaultMessageStore:
         if not self.index_service.load(self.last_exit_ok):
             log.error("index load failed")
             return False
-        # a reput service with its own loop may not call end_batch: then sync the header per record
-        batched = type(self.reput).do_reput is ReputMessageService.do_reput
+        # the reput ends each pass with end_batch: the index header is written once per pass
         self.dispatchers.append(
-            CommitLogDispatcherBuildIndex(self.index_service, lambda: self.config.messageIndexEnable,
-                                          sync_each=not batched)
+            CommitLogDispatcherBuildIndex(self.index_service, lambda: self.config.messageIndexEnable)
         )
-        self._recover(self.last_exit_ok)
+        self.reput.reput_from_offset = recover_store(self.config, self.commit_log, self.consume_queues,
+                                                     self.checkpoint, self.index_service, self.dispatchers,
+                                                     self._dispatch, self.last_exit_ok)
         with open(abort, "wb"):
             pass
         self.shutdown_flag = False
         return True
-
-    def _recover(self, last_exit_ok: bool) -> None:
-        max_phy_cq = self.consume_queues.recover()
-        if last_exit_ok:
-            self.commit_log.recover_normally(max_phy_cq, self.consume_queues.truncate_dirty,
-                                             self.consume_queues.destroy_all)
-        else:
-            ckpt = self.checkpoint
-            assert ckpt is not None
-            min_ts = (ckpt.get_min_timestamp_index()
-                      if self.config.messageIndexEnable and self.config.messageIndexSafe
-                      else ckpt.get_min_timestamp())
-            # Units pointing past the CommitLog's last file cannot be real (a garbled tail after a power
-            # cut): drop them first, or their offsets make the re-dispatch skip the records they hide.
-            cl_files = self.commit_log.mapped_file_queue.mapped_files
-            if cl_files and max_phy_cq > cl_files[-1].file_from_offset + cl_files[-1].file_size:
-                self.consume_queues.truncate_dirty(cl_files[-1].file_from_offset + cl_files[-1].file_size)
-                max_phy_cq = max((cq.max_physic_offset for cq in self.consume_queues), default=-1)
-            self.commit_log.recover_abnormally(max_phy_cq, min_ts, self._dispatch,
-                                               self.consume_queues.truncate_dirty,
-                                               self.consume_queues.destroy_all,
-                                               self._needs_dispatch)
-            for d in self.dispatchers:  # e.g. the index header, written once after the re-dispatch
-                end = getattr(d, "end_batch", None)
-                if end is not None:
-                    end()
-            # The re-dispatched units must be durable before new ones follow them: else a second crash
-            # can leave a hole in an older file, below the last three that ConsumeQueue.recover scans,
-            # and every message after the hole vanishes from the queue (fault suite: power loss, tear).
-            self.consume_queues.flush(0)
-        self.commit_log.topic_queue_table = self.consume_queues.max_offsets()
-        self.consume_queues.correct_min_offsets(max(0, self.commit_log.get_min_offset()))
-        self.reput.reput_from_offset = self._reput_start_offset()
-
-    def _reput_start_offset(self) -> int:
-        start = max(0, self.commit_log.get_min_offset())
-        for cq in self.consume_queues:
-            start = max(start, cq.max_physic_offset)
-        return start
-
-    def _needs_dispatch(self, topic: str, queue_id: int, offset: int, size: int, sys_flag: int) -> bool:
-        """Whether re-dispatching a record during recovery would change anything (CQ unit or index entry missing)."""
-        tx = sys_flag & MessageSysFlag.TRANSACTION_MASK
-        if tx == MessageSysFlag.TRANSACTION_NOT_TYPE or tx == MessageSysFlag.TRANSACTION_COMMIT_TYPE:
-            cq = self.consume_queues.find(topic, queue_id)
-            if cq is None or cq.max_physic_offset < offset + size:
-                return True
-        idx = self.index_service
-        if idx is not None and self.config.messageIndexEnable:
-            files = idx.index_files
-            if not files or offset >= files[-1].end_phy_offset:
-                return True
-        return False
 
     def _dispatch(self, req: DispatchRequest) -> None:
         for d in self.dispatchers:
@@ -298,15 +268,15 @@ class DefaultMessageStore:
         if self.config.enableDLegerCommitLog:
             self.commit_log.start()  # DLedger persists and replicates its own log: no CommitLog flush services
         elif self.config.flushDiskType is FlushDiskType.SYNC_FLUSH:
-            self.group_commit = GroupCommitService(self.commit_log, self.checkpoint)
-            self._tasks.append(loop.create_task(self.group_commit.run(), name="group-commit"))
+            self.waits.group_commit = gc = GroupCommitService(self.commit_log, self.checkpoint)
+            self._tasks.append(loop.create_task(gc.run(), name="group-commit"))
         else:
-            self.flush_service = FlushRealTimeService(self.commit_log, self.config, self.checkpoint)
-            self._tasks.append(loop.create_task(self.flush_service.run(), name="flush-commitlog"))
+            self.waits.flush_service = fs = FlushRealTimeService(self.commit_log, self.config, self.checkpoint)
+            self._tasks.append(loop.create_task(fs.run(), name="flush-commitlog"))
         self.flush_cq_service = FlushConsumeQueueService(self.consume_queues, self.config, self.checkpoint,
                                                          lambda: self._logics_ts)
         self._tasks.append(loop.create_task(self.flush_cq_service.run(), name="flush-cq"))
-        if hasattr(self.commit_log, "delete_expired_file"):  # a log without it (DLedger) keeps its files
+        if self.commit_log.deletes_expired_files:
             self._tasks.append(loop.create_task(clean_files_periodically(
                 self.clean_commit_log_service, self.clean_consume_queue_service, self.config.cleanResourceInterval,
                 first_delay_ms=self._clean_first_delay_ms, clock=self._clock), name="clean-files"))
@@ -367,7 +337,7 @@ class DefaultMessageStore:
         if caught_up:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.config.abort_path)
-        self._unlock_store()
+        self.lock.release()
 
     def destroy(self) -> None:
         """Delete every file of the store (tests, tools)."""
@@ -471,28 +441,21 @@ class DefaultMessageStore:
         valid = self._valid_topics
         if self.shutdown_flag or not self.writeable or self.role.is_slave:
             valid = ()  # every message gets its refusal from _check_put
-        if type(cl).put_message is not CommitLog.put_message:  # another log (DLedger): its own list put
-            results: list[PutMessageResult | None] = [check(m) for m in msgs]
-            good = [m for m, r in zip(msgs, results, strict=True) if r is None]
-            it = iter(cl.put_message_list(good) if good else ())
-            results = [r if r is not None else next(it) for r in results]
-            calls = len(good)
-        else:
-            now = now_ms()
-            put = cl.put_message
-            results = []
+        # the checks of _check_put, inlined for the common case: every message passes
+        passed = True
+        for m in msgs:
+            if m.topic not in valid or m.queue_id < 0 or m.store_host is None:
+                passed = False
+                break
+        if passed:
+            results = cl.put_message_list(msgs)
             calls = len(msgs)
-            for m in msgs:
-                # the checks of _check_put, inlined for the common case
-                if m.topic in valid and m.queue_id >= 0 and m.store_host is not None:
-                    results.append(put(m, now))
-                else:
-                    bad = check(m)
-                    if bad is None:
-                        results.append(put(m, now))
-                    else:
-                        results.append(bad)
-                        calls -= 1
+        else:
+            checked: list[PutMessageResult | None] = [check(m) for m in msgs]
+            good = [m for m, r in zip(msgs, checked, strict=True) if r is None]
+            it = iter(cl.put_message_list(good) if good else ())
+            results = [r if r is not None else next(it) for r in checked]
+            calls = len(good)
         times = size = 0
         ok = PutMessageStatus.PUT_OK
         for r in results:
@@ -514,93 +477,19 @@ class DefaultMessageStore:
         if self.config.enableDLegerCommitLog:
             return await self._put_list_replicated(msgs)
         results = self.put_message_list(msgs)
-        waiting: list[PutMessageResult] = []
-        end = 0
-        no_wait = False
-        for m, r in zip(msgs, results, strict=True):
-            if not r.is_ok():
-                continue
-            if m.properties.get(MessageConst.WAIT) == "false":
-                no_wait = True
-                continue
-            waiting.append(r)
-            ar = r.append_result
-            end = max(end, ar.wrote_offset + ar.wrote_bytes)
-        if self.config.flushDiskType is FlushDiskType.SYNC_FLUSH:
-            if waiting and not await self._wait_flush(end):
-                for r in waiting:
-                    r.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
-            if no_wait and self.group_commit is not None:
-                self.group_commit.wakeup()
-        elif self.flush_service is not None and not self.config.flushCommitLogTimed and (waiting or no_wait):
-            self.flush_service.wakeup()
-        waited = waiting and self.config.flushDiskType is FlushDiskType.SYNC_FLUSH
-        if waiting and self.replica_waiter is not None and self.role.broker_role is BrokerRole.SYNC_MASTER:
-            ok = [r for r in waiting if r.status is PutMessageStatus.PUT_OK]
-            if ok:
-                waited = True
-                status = await self.replica_waiter(max(r.append_result.wrote_offset + r.append_result.wrote_bytes
-                                                       for r in ok))
-                for r in ok:
-                    r.status = status
-        if waited:
-            self.record_put_time(now_ms() - waiting[0].append_result.store_timestamp, len(waiting))
+        await self.waits.wait_list(msgs, results)
         return results
-
-    async def _wait_durable(self, msg: MessageExtBrokerInner, result: PutMessageResult) -> PutMessageResult:
-        if not result.is_ok():
-            return result
-        ar = result.append_result
-        assert ar is not None
-        end = ar.wrote_offset + ar.wrote_bytes
-        wait = msg.properties.get(MessageConst.WAIT) != "false"
-        waited = False
-        if self.config.flushDiskType is FlushDiskType.SYNC_FLUSH and not self.config.enableDLegerCommitLog:
-            if wait:
-                waited = True
-                gc = self.group_commit
-                if gc is not None:  # the group commit's future awaited here: one coroutine less per put
-                    ok = gc.flush_waiter(end, self.config.syncFlushTimeout)
-                    if ok.__class__ is not bool:
-                        ok = await ok
-                else:
-                    ok = await self._wait_flush(end)
-                if not ok:
-                    result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
-            elif self.group_commit is not None:
-                self.group_commit.wakeup()
-        elif self.flush_service is not None and not self.config.flushCommitLogTimed:
-            self.flush_service.wakeup()
-        if (wait and self.replica_waiter is not None and self.role.broker_role is BrokerRole.SYNC_MASTER
-                and result.status is PutMessageStatus.PUT_OK):
-            waited = True
-            result.status = await self.replica_waiter(end)
-        if waited:
-            self.record_put_time(now_ms() - ar.store_timestamp)
-        return result
-
-    async def _wait_flush(self, end: int) -> bool:
-        if self.group_commit is not None:
-            return await self.group_commit.wait_for_flush(end, self.config.syncFlushTimeout)
-        # not started (tools/tests): flush inline in the executor
-        loop = asyncio.get_running_loop()
-        try:
-            flushed = await asyncio.wait_for(
-                loop.run_in_executor(None, self.commit_log.flush_until, end), self.config.syncFlushTimeout / 1000)
-        except TimeoutError:
-            return False
-        return flushed >= end
 
     async def put_message_async(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Append, then (SYNC_FLUSH, WAIT not "false") wait for the group-commit fsync."""
         if self.config.enableDLegerCommitLog:
             return await self._put_replicated(msg, self.commit_log.put_message_async)
-        return await self._wait_durable(msg, self.put_message(msg))
+        return await self._wait_one(msg, self.put_message(msg))
 
     async def put_messages_async(self, batch: MessageExtBatch) -> PutMessageResult:
         if self.config.enableDLegerCommitLog:
             return await self._put_replicated(batch, self.commit_log.put_messages_async)
-        return await self._wait_durable(batch, self.put_messages(batch))
+        return await self._wait_one(batch, self.put_messages(batch))
 
     async def _put_replicated(self, msg, put) -> PutMessageResult:
         """DLedger mode: the append itself completes once a quorum has the entry."""
@@ -637,6 +526,15 @@ class DefaultMessageStore:
                     self._after_put(r)
         return results  # type: ignore[return-value]
 
+    def append_outcome(self, commit_log_offset: int) -> bool | None:
+        """Whether a message whose put failed after it was appended is stored after all: True, False
+        (put it again) or None (not decided yet); only a DLedger log can answer other than False."""
+        return self.commit_log.append_outcome(commit_log_offset)
+
+    def is_os_page_cache_busy(self) -> bool:
+        """RocketMQ refuses sends while its put lock is held too long; appends here never block."""
+        return False
+
     # -- get ------------------------------------------------------------------------------
 
     def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
@@ -645,6 +543,10 @@ class DefaultMessageStore:
         return self.reader.get_message(group, topic, queue_id, offset, max_msg_nums, message_filter)
 
     # -- queue offsets / lookups --------------------------------------------------------------
+
+    def check_in_disk_by_consume_offset(self, topic: str, queue_id: int, consume_offset: int) -> bool:
+        """RocketMQ: whether the message is out of the page cache. Not tracked here: False."""
+        return False
 
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
         cq = self.consume_queues.find(topic, queue_id)
@@ -683,12 +585,7 @@ class DefaultMessageStore:
 
     def get_earliest_message_time_all(self) -> int:
         """Store time of the first record of the CommitLog (-1 when empty)."""
-        mv = self.commit_log.get_data(max(0, self.commit_log.get_min_offset()))
-        if mv is None or len(mv) < 8:
-            return -1
-        total = int.from_bytes(mv[:4], "big", signed=True)
-        mv.release()
-        return self.commit_log.pickup_store_timestamp(self.commit_log.get_min_offset(), total)
+        return self.queries.earliest_message_time()
 
     def get_max_phy_offset(self) -> int:
         return self.commit_log.get_max_offset()
@@ -697,42 +594,16 @@ class DefaultMessageStore:
         return self.commit_log.get_min_offset()
 
     def select_one_message_by_offset(self, commit_log_offset: int, size: int | None = None) -> memoryview | None:
-        """The whole record at ``commit_log_offset`` (its TOTALSIZE is read when ``size`` is None)."""
-        if size is None:
-            head = self.commit_log.get_message(commit_log_offset, 8)
-            if head is None:
-                return None
-            size = int.from_bytes(head[:4], "big", signed=True)
-            head.release()
-            if size <= 0:
-                return None
-        return self.commit_log.get_message(commit_log_offset, size)
+        """The whole record at ``commit_log_offset`` (store.query_message_service)."""
+        return self.queries.select_one_message_by_offset(commit_log_offset, size)
 
     def look_message_by_offset(self, commit_log_offset: int, size: int | None = None) -> MessageExt | None:
-        """Decode the record at ``commit_log_offset``; None when there is none."""
-        mv = self.select_one_message_by_offset(commit_log_offset, size)
-        if mv is None:
-            return None
-        try:
-            return decode_message(mv)
-        except ValueError:
-            return None
-        finally:
-            mv.release()
+        """The decoded record at ``commit_log_offset``; None when there is none."""
+        return self.queries.look_message_by_offset(commit_log_offset, size)
 
     def query_message(self, topic: str, key: str, max_num: int, begin: int, end: int) -> QueryMessageResult:
-        """Records indexed under ``topic#key`` with store time in [begin, end] (hash matches, RocketMQ order)."""
-        qr = QueryMessageResult()
-        if self.index_service is None:
-            return qr
-        phy_offsets, last_ts, last_phy = self.index_service.query_offset(topic, key, max_num, begin, end)
-        qr.index_last_update_timestamp = last_ts
-        qr.index_last_update_phyoffset = last_phy
-        for off in phy_offsets:
-            mv = self.select_one_message_by_offset(off)
-            if mv is not None:
-                qr.add_message(mv)
-        return qr
+        """Records indexed under ``topic#key`` with store time in [begin, end]."""
+        return self.queries.query_message(topic, key, max_num, begin, end)
 
     # -- replication -----------------------------------------------------------------------------
 
@@ -783,6 +654,10 @@ class DefaultMessageStore:
             self.index_service.delete_expired_file(min_offset)
         return n
 
+    def execute_delete_files_manually(self) -> None:
+        """Admin DELETE_EXPIRED_COMMITLOG: delete expired CommitLog files in the next runs."""
+        self.clean_commit_log_service.execute_delete_files_manually()
+
     def set_writeable(self, writeable: bool) -> None:
         """The NOT_WRITEABLE switch: while off new puts get SERVICE_NOT_AVAILABLE (so does DISK_FULL)."""
         if writeable:
@@ -812,21 +687,10 @@ class DefaultMessageStore:
             "flushDiskType": self.config.flushDiskType.name,
         }
         info["remainHowManyDataToFlush"] = str(max(0, cl.get_max_offset() - cl.flushed_where))
-        # RocketMQ's format: "[<=0ms]:N [0~10ms]:N ... [10s~]:N " (trailing space included)
-        info["putMessageDistributeTime"] = self.stats.distribute_time_text()
-        info["putMessageEntireTimeMax"] = str(self.stats.put_message_entire_time_max)
+        info.update(self.stats.runtime_info())
         info["remainTransientStoreBufferNumbs"] = str(2**31 - 1)  # no transient store pool
         info["pageCacheLockTimeMills"] = "0"  # appends never block (single writer on the loop)
-        for key, path in (("commitLogDiskRatio", self.config.commit_log_dir),
-                          ("consumeQueueDiskRatio", self.config.consume_queue_dir)):
-            try:
-                st = os.statvfs(path if os.path.isdir(path) else self.config.storePathRootDir)
-                info[key] = str((st.f_blocks - st.f_bfree) / st.f_blocks if st.f_blocks else 0.0)
-                if key == "commitLogDiskRatio":
-                    info["commitLogDirCapacity"] = (f"Total : {st.f_blocks * st.f_frsize / 2**30:.1f} GiB, "
-                                                    f"Free : {st.f_bavail * st.f_frsize / 2**30:.1f} GiB.")
-            except OSError:
-                pass
+        info.update(disk_runtime_info(self.config))
         if self.group_commit is not None:
             info["groupCommitFsyncCount"] = str(self.group_commit.fsync_count)
         info.update(cl.runtime_extra())

@@ -41,6 +41,7 @@ from store.clean_commit_log_service import (
     DISK_SPACE_WARNING_LEVEL_RATIO,
     disk_partition_used_ratio,
 )
+from store.config import MessageStoreConfig
 from store.running_flags import RunningFlags
 
 __all__ = ["DiskSpaceGuard", "PartitionSpace", "partition_space"]
@@ -99,6 +100,23 @@ class _QueueGate:
 
     def create_failed(self, path: str, error: OSError) -> None:
         self._guard.create_failed(path, error)
+
+
+def disk_runtime_info(config: MessageStoreConfig) -> dict[str, str]:
+    """The disk keys of the broker's runtime info: used ratio of the CommitLog and ConsumeQueue
+    partitions, the CommitLog's capacity."""
+    info: dict[str, str] = {}
+    for key, path in (("commitLogDiskRatio", config.commit_log_dir),
+                      ("consumeQueueDiskRatio", config.consume_queue_dir)):
+        try:
+            st = os.statvfs(path if os.path.isdir(path) else config.storePathRootDir)
+            info[key] = str((st.f_blocks - st.f_bfree) / st.f_blocks if st.f_blocks else 0.0)
+            if key == "commitLogDiskRatio":
+                info["commitLogDirCapacity"] = (f"Total : {st.f_blocks * st.f_frsize / 2**30:.1f} GiB, "
+                                                f"Free : {st.f_bavail * st.f_frsize / 2**30:.1f} GiB.")
+        except OSError:
+            pass
+    return info
 
 
 class DiskSpaceGuard:

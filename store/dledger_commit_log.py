@@ -5,13 +5,14 @@ record is the body of one DLedger entry (a batch gives consecutive entries);
 the append hook writes ``entry pos + 48`` into the record's PHYSICALOFFSET, so
 that value is the message's commit-log offset everywhere (consume queue,
 msgId). The broker-visible end of the log is the DLedger *committed* position:
-reads past it return nothing and :class:`DLedgerReputMessageService` dispatches
-committed entries only (on every node, so followers build their own queues).
+reads past it return nothing and the store's reput (:func:`dledger_reput_service`)
+dispatches committed entries only (on every node, so followers build their own queues).
 
-A store that ran without DLedger keeps its old CommitLog files: offsets below
-``divided_commitlog_offset`` are read from them (the base :class:`CommitLog`
-machinery), the rest from the DLedger data files, whose first file starts at
-exactly that offset.
+The log wraps a plain :class:`CommitLog` (``base_log``) rather than extending it: a
+store that ran without DLedger keeps its old CommitLog files, and offsets below
+``divided_commitlog_offset`` are read from them through ``base_log``, the rest from
+the DLedger data files, whose first file starts at exactly that offset. ``base_log``'s
+record encoder also writes every new record, into a buffer that becomes the entry body.
 
 Puts: :meth:`DLedgerCommitLog.put_message_async` returns once a quorum has the
 entry (or with the mapped failure status), as RocketMQ's DLedgerCommitLog does for
@@ -37,14 +38,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import struct
 from collections import OrderedDict
+from collections.abc import Callable
 
 from common.config import ConfigError
-from common.mapped_file import CreateGuard, DiskFullError
+from common.mapped_file import CreateGuard
+from common.mapped_file_queue import MappedFileQueue
 from common.message import BLANK_MAGIC_CODE, MessageExtBatch, MessageExtBrokerInner
+from common.record_codec import store_timestamp_at
 from dledger.config import DLedgerConfig
 from dledger.entry import BODY_OFFSET
 from dledger.mmap_file_store import DLedgerMmapFileStore
@@ -53,62 +56,21 @@ from dledger.protocol import DLedgerResponseCode as C
 from dledger.server import DLedgerServer
 from store.commit_log import CommitLog, TagsCodeCalculator
 from store.config import MessageStoreConfig
+from store.dispatch import CommitLogDispatcher, DispatchRequest
+from store.dledger_bridge import dledger_config_from_store, put_status_for
+from store.dledger_leader_watch import watch_leader
 from store.message_store import PutMessageResult, PutMessageStatus
-from store.reput_message_service import ReputMessageService, _dispatch_each
+from store.reput_message_service import ReputMessageService
 
-__all__ = ["DLedgerCommitLog", "DLedgerReputMessageService", "put_status_for", "dledger_config_from_store"]
+__all__ = ["DLedgerCommitLog", "dledger_reput_service", "put_status_for", "dledger_config_from_store"]
 
 log = logging.getLogger(__name__)
 
 _I64 = struct.Struct(">q")
 _II = struct.Struct(">ii")
 _PHYS_AT = 28  # PHYSICALOFFSET inside a CommitLog record
-_TEN_YEARS_H = 10 * 365 * 24
 _QQQ = struct.Struct(">qqq")  # index, term, pos of an entry header (at offset 8)
 _UNCONFIRMED_MAX = 10_000
-
-_UNAVAILABLE = {C.INCONSISTENT_LEADER, C.NOT_LEADER, C.LEADER_NOT_READY, C.DISK_FULL}
-_BUSY = {C.WAIT_QUORUM_ACK_TIMEOUT, C.LEADER_PENDING_FULL}
-
-
-def put_status_for(code: int) -> PutMessageStatus:
-    """PutMessageStatus of a completed DLedger append (dledger.md §8.2)."""
-    if code == C.SUCCESS:
-        return PutMessageStatus.PUT_OK
-    if code in _UNAVAILABLE:
-        return PutMessageStatus.SERVICE_NOT_AVAILABLE
-    if code in _BUSY:
-        return PutMessageStatus.OS_PAGECACHE_BUSY
-    return PutMessageStatus.UNKNOWN_ERROR
-
-
-def dledger_config_from_store(sc: MessageStoreConfig, legacy_files: bool = False) -> DLedgerConfig:
-    """DLedgerConfig filled from the broker's store keys as RocketMQ fills it (dledger.md §1)."""
-    c = DLedgerConfig()
-    c.group = sc.dLegerGroup or c.group
-    c.selfId = sc.dLegerSelfId or c.selfId
-    c.peers = sc.dLegerPeers or c.peers
-    c.storeBaseDir = sc.storePathRootDir
-    c.dataStorePath = sc.storePathDLedgerCommitLog or ""
-    c.mappedFileSizeForEntryData = sc.mappedFileSizeCommitLog
-    c.preferredLeaderIds = sc.preferredLeaderId or ""
-    c.enableBatchPush = sc.enableBatchPush
-    c.heartBeatTimeIntervalMs = sc.heartBeatTimeIntervalMs
-    c.maxHeartBeatLeak = sc.maxHeartBeatLeak
-    c.minVoteIntervalMs = sc.minVoteIntervalMs
-    c.maxVoteIntervalMs = sc.maxVoteIntervalMs
-    c.enablePreVote = sc.enablePreVote
-    c.enableCheckQuorum = sc.enableCheckQuorum
-    c.deleteWhen = sc.deleteWhen
-    c.diskSpaceRatioToCheckExpired = sc.diskMaxUsedSpaceRatio / 100.0
-    if legacy_files:
-        # legacy CommitLog files still hold the older messages: DLedger must not delete its own first
-        c.fileReservedHours = _TEN_YEARS_H
-        c.enableDiskForceClean = False
-    else:
-        c.fileReservedHours = sc.fileReservedTime + 1
-        c.enableDiskForceClean = sc.cleanFileForciblyEnable
-    return c
 
 
 class _Scratch:
@@ -130,40 +92,78 @@ def _patch_phys(pos: int, body: bytearray) -> None:
         _I64.pack_into(body, _PHYS_AT, pos + BODY_OFFSET)
 
 
-class DLedgerCommitLog(CommitLog):
-    """CommitLog over a DLedger group (same store-facing interface as :class:`CommitLog`).
+class DLedgerCommitLog:
+    """CommitLog over a DLedger group (a :class:`~store.message_store.CommitLogBackend`, as
+    :class:`CommitLog` is).
 
     ``server`` is the :class:`~dledger.server.DLedgerServer` (created in :meth:`load`,
     started by :meth:`start`); ``role_listener(role, term, leader_id)`` may be set
     before :meth:`start` to follow DLedger role changes (the broker's handler).
     """
 
-    REPUT_SERVICE: type[ReputMessageService]  # set below the reput class
+    #: DLedger deletes its own expired files (its deleteWhen / fileReservedHours)
+    deletes_expired_files = False
+    #: records are parsed back from the entries by the reput: appends leave no prepared requests
+    prepared = None
 
     def __init__(self, config: MessageStoreConfig, tags_code: TagsCodeCalculator | None = None, *,
                  guard: CreateGuard | None = None) -> None:
-        super().__init__(config, tags_code, guard=guard)
+        self.config = config
+        self.base_log = CommitLog(config, tags_code, guard=guard, file_for=self._scratch_for)
+        self.tags_code = self.base_log.tags_code
         self.storage: DLedgerMmapFileStore | None = None
         self.server: DLedgerServer | None = None
         self.dledger_config: DLedgerConfig | None = None
         self.divided_commitlog_offset = 0
-        self.role_listener = None
+        self.role_listener: Callable[[Role, int, str | None], object] | None = None
         #: peer TLS settings (remoting.tls.TlsSystemConfig); may be set before :meth:`load`
         self.tls = None
-        self.reput_waker = None  # set by DLedgerReputMessageService
+        self.reput_waker: Callable[[], None] | None = None  # set by dledger_reput_service
         self._scratch: _Scratch | None = None
         self._last_store_ts = 0
         self._committed_cache = (-2, 0)
         self._start_task: asyncio.Task | None = None
         self._watch_task: asyncio.Task | None = None
-        self.fast_leader_loss = True  # see _watch_leader
+        self.fast_leader_loss = True  # see store.dledger_leader_watch
         # commit-log offset -> term of appended entries whose replicated put failed (append_outcome)
         self._unconfirmed: OrderedDict[int, int] = OrderedDict()
+
+    # -- the plain files (base_log) ---------------------------------------------------------
+
+    @property
+    def mapped_file_queue(self) -> MappedFileQueue:
+        """The files written before DLedger was enabled (none for a store that started with it)."""
+        return self.base_log.mapped_file_queue
+
+    @property
+    def file_size(self) -> int:
+        return self.base_log.file_size
+
+    @property
+    def topic_queue_table(self) -> dict[str, int]:
+        return self.base_log.topic_queue_table
+
+    @topic_queue_table.setter
+    def topic_queue_table(self, table: dict[str, int]) -> None:
+        self.base_log.topic_queue_table = table
+
+    def roll_next_file(self, offset: int) -> int:
+        return self.base_log.roll_next_file(offset)
+
+    def check_message_and_return_size(self, mv, pos: int, base_offset: int, check_crc: bool = False,
+                                      strict: bool = False) -> DispatchRequest:
+        return self.base_log.check_message_and_return_size(mv, pos, base_offset, check_crc, strict)
+
+    def enable_prepared_dispatch(self, capacity: int = 0) -> None:
+        """Nothing to enable: see :attr:`prepared`."""
+
+    def msg_id_prefix(self, store_host: tuple[str, int]) -> str:
+        return self.base_log.msg_id_prefix(store_host)
 
     # -- life cycle -----------------------------------------------------------------
 
     def load(self) -> bool:
-        if not self.mapped_file_queue.load():
+        if not self.base_log.load():
             return False
         legacy = len(self.mapped_file_queue.mapped_files) > 0
         self.dledger_config = cfg = dledger_config_from_store(self.config, legacy)
@@ -200,8 +200,10 @@ class DLedgerCommitLog(CommitLog):
         if self._start_task is None:
             loop = asyncio.get_running_loop()
             self._start_task = loop.create_task(self._start_server(), name="dledger-start")
-            if self.fast_leader_loss and len(self.dledger_config.peer_map()) > 1:
-                self._watch_task = loop.create_task(self._watch_leader(), name="dledger-leader-watch")
+            peers = self.dledger_config.peer_map()
+            if self.fast_leader_loss and len(peers) > 1:
+                self._watch_task = loop.create_task(watch_leader(self.server, peers, self.dledger_config.selfId),
+                                                    name="dledger-leader-watch")
 
     async def _start_server(self) -> None:
         try:
@@ -226,12 +228,12 @@ class DLedgerCommitLog(CommitLog):
             await self.server.stop()
 
     def shutdown(self) -> None:
-        super().shutdown()
+        self.base_log.shutdown()
         if self.storage is not None:
             self.storage.close()  # the server stopped without closing it (the reput read it until now)
 
     def destroy(self) -> None:
-        super().destroy()
+        self.base_log.destroy()
         if self.storage is not None:
             self.storage.data.destroy()
             self.storage.index.destroy()
@@ -245,61 +247,6 @@ class DLedgerCommitLog(CommitLog):
                 "dLedgerRole": core.role.name, "dLedgerTerm": str(core.term), "dLedgerLeader": core.leader_id or "",
                 "dLedgerCommittedIndex": str(ms.committed_index), "dLedgerEndIndex": str(ms.ledger_end_index),
                 "dLedgerCommitLag": str(max(0, ms.ledger_end_index - ms.committed_index))}
-
-    def _following(self) -> tuple[int, str] | None:
-        s = self.server
-        core = s.core if s is not None else None
-        if core is None or core.role is not Role.FOLLOWER or not core.leader_id or core.leader_id == core.self_id:
-            return None
-        return core.term, core.leader_id
-
-    async def _watch_leader(self) -> None:
-        """Follower: notice at once when the leader's process is gone.
-
-        DLedger's follower waits ``maxHeartBeatLeak`` heartbeats (6 s by default) before it
-        stands for election. A follower here also holds an idle TCP connection to the
-        leader's DLedger port: when it closes and a new connection is refused, the leader's
-        process has died (a paused or partitioned leader keeps the connection and is left to
-        the heartbeat rule), so the member turns candidate now. Raft's safety never depends
-        on when a member turns candidate; only the failover time does.
-        """
-        peers = self.dledger_config.peer_map()
-        while True:
-            following = self._following()
-            if following is None:
-                await asyncio.sleep(0.05)
-                continue
-            host, _, port = peers[following[1]].rpartition(":")
-            writer = None
-            try:
-                reader, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), 1.0)
-                while self._following() == following:
-                    try:
-                        if await asyncio.wait_for(reader.read(1024), 0.1) == b"":
-                            break  # closed by the leader's side
-                    except TimeoutError:
-                        continue
-            except (OSError, TimeoutError):
-                pass
-            finally:
-                if writer is not None:
-                    writer.close()
-            if self._following() != following:
-                continue
-            try:
-                _r, probe = await asyncio.wait_for(asyncio.open_connection(host, int(port)), 1.0)
-                probe.close()
-                await asyncio.sleep(0.05)  # the leader answers connections: keep following it
-                continue
-            except ConnectionRefusedError:
-                pass
-            except (OSError, TimeoutError):
-                await asyncio.sleep(0.05)
-                continue
-            if self._following() == following:
-                log.info("DLedger %s: leader %s is gone (port closed): standing for election",
-                         self.dledger_config.selfId, following[1])
-                self.server.leader_lost(following[0])
 
     def _on_role_change(self, role: Role, term: int, leader_id: str | None):
         log.info("DLedger %s: role %s term %d leader %s", self.dledger_config.selfId, role.value, term, leader_id)
@@ -346,9 +293,9 @@ class DLedgerCommitLog(CommitLog):
     # -- offsets -------------------------------------------------------------------------
 
     def get_min_offset(self) -> int:
-        first = self.mapped_file_queue.get_first_mapped_file()
-        if first is not None:
-            return first.file_from_offset
+        first = self.base_log.get_min_offset()
+        if first >= 0:
+            return first
         d = self.storage.data.get_first_mapped_file() if self.storage is not None else None
         return d.file_from_offset if d is not None else -1
 
@@ -368,7 +315,7 @@ class DLedgerCommitLog(CommitLog):
 
     @property
     def store_timestamp(self) -> int:
-        return self._last_store_ts or self.mapped_file_queue.store_timestamp
+        return self._last_store_ts or self.base_log.store_timestamp
 
     def flush_until(self, target: int) -> int:
         return max(target, self.get_max_offset())
@@ -378,14 +325,15 @@ class DLedgerCommitLog(CommitLog):
 
     # -- append -------------------------------------------------------------------------------
 
-    def _last_file_for(self, total: int):
+    def _scratch_for(self, total: int):
+        """base_log's file for the next ``total`` bytes: a buffer (see _encode)."""
         self._scratch = _Scratch(total)
         return self._scratch
 
     def _encode(self, msg, batch: bool) -> tuple[PutMessageResult, list[bytearray]]:
         """Serialize ``msg`` into records with the base encoder (queue offsets assigned)."""
         self._scratch = None
-        result = super().put_messages(msg) if batch else super().put_message(msg)
+        result = self.base_log.put_messages(msg) if batch else self.base_log.put_message(msg)
         scratch, self._scratch = self._scratch, None
         if not result.is_ok() or scratch is None:
             return result, []
@@ -415,7 +363,7 @@ class DLedgerCommitLog(CommitLog):
         ar = result.append_result
         first = positions[0] + BODY_OFFSET
         ar.wrote_offset = first
-        prefix = self._msg_id_prefix(store_host)
+        prefix = self.base_log.msg_id_prefix(store_host)
         if len(positions) == 1:
             ar.msg_id = f"{prefix}{first:016X}"
         else:
@@ -449,9 +397,13 @@ class DLedgerCommitLog(CommitLog):
         self._finish(result, positions, msg.store_host, msg)
         return result
 
-    def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
-        """Append without waiting for the quorum (internal writers); PUT_OK once the leader has it."""
+    def put_message(self, msg: MessageExtBrokerInner, now: int = 0) -> PutMessageResult:
+        """Append without waiting for the quorum (internal writers); PUT_OK once the leader has it.
+        (``now`` is not used: the store time is stamped when the record is encoded.)"""
         return self._put_nowait(msg, False)
+
+    def put_message_list(self, msgs: list[MessageExtBrokerInner]) -> list[PutMessageResult]:
+        return [self._put_nowait(m, False) for m in msgs]
 
     def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
         return self._put_nowait(batch, True)
@@ -611,8 +563,17 @@ class DLedgerCommitLog(CommitLog):
         if offset + size > self.get_max_offset():
             return None
         if offset < self.divided_commitlog_offset:
-            return super().get_message(offset, size)
+            return self.base_log.get_message(offset, size)
         return self.storage.select_data(offset, size)
+
+    def pickup_store_timestamp(self, offset: int, size: int) -> int:
+        """STORETIMESTAMP of the record at ``offset``; -1 when not readable."""
+        if offset < self.get_min_offset():
+            return -1
+        mv = self.get_message(offset, size)
+        if mv is None or len(mv) < 76:
+            return -1
+        return store_timestamp_at(mv)
 
     def get_data(self, offset: int, return_first_on_not_found: bool = False) -> memoryview | None:
         """Readable bytes from ``offset`` to the end of its file, never past the committed end."""
@@ -620,7 +581,7 @@ class DLedgerCommitLog(CommitLog):
         if offset >= end:
             return None
         if offset < self.divided_commitlog_offset:
-            return super().get_data(offset, return_first_on_not_found)
+            return self.base_log.get_data(offset, return_first_on_not_found)
         mv = self.storage.select_data(offset)
         if mv is not None and len(mv) > end - offset:
             mv = mv[: end - offset]
@@ -656,7 +617,7 @@ class DLedgerCommitLog(CommitLog):
 
     def _recover(self, max_phy_offset_of_cq: int, truncate_cq, destroy_cq) -> int:
         if self.mapped_file_queue.mapped_files:
-            super().recover_normally(0, lambda _o: None, lambda: None)
+            self.base_log.recover_normally(0, lambda _o: None, lambda: None)
         self._divide()
         end = self.max_written_offset()
         if max_phy_offset_of_cq > end:
@@ -677,124 +638,11 @@ class DLedgerCommitLog(CommitLog):
         return self._recover(max_phy_offset_of_cq, truncate_cq, destroy_cq)
 
 
-class DLedgerReputMessageService(ReputMessageService):
-    """Dispatches committed DLedger entries (and legacy records below the divided offset).
-
-    Each DLedger entry is a 48-byte header plus one CommitLog record; empty entries
-    (a new leader's no-op) are stepped over. Like the classic reput, a pass over what is
-    committed now ends with one ``end_batch()`` per dispatcher (the index header is written
-    once per pass) and one ``on_dispatched`` call with the pass's last record.
-    """
-
-    def __init__(self, commit_log: DLedgerCommitLog, dispatchers, **kw) -> None:
-        super().__init__(commit_log, dispatchers, **kw)
-        commit_log.reput_waker = self.wakeup
-
-    def _batched(self) -> tuple:
-        """The dispatchers, with per-record index-header writes turned off: this loop calls
-        ``end_batch`` once per pass, as the classic reput does (the store configures the index
-        dispatcher with ``sync_each`` for reput services that override ``do_reput``)."""
-        ds = tuple(self.dispatchers)
-        for d in ds:
-            if getattr(d, "_sync_each", False):
-                d._sync_each = False
-        return ds
-
-    def do_reput(self) -> int:
-        cl: DLedgerCommitLog = self.commit_log
-        count = 0
-        dispatchers = self._batched()
-        # a view's records go to each dispatcher in one call (the compiled CQ/index runs)
-        dispatch_many = [getattr(d, "dispatch_many", None) or functools.partial(_dispatch_each, d)
-                         for d in dispatchers]
-        listener = self.arriving_listener if self._notify_arriving() else None
-        check = cl.check_message_and_return_size
-        end = cl.get_max_offset()
-        last = None
-        try:
-            while self.reput_from_offset < end:
-                offset = self.reput_from_offset
-                min_offset = cl.get_min_offset()
-                if offset < min_offset:
-                    log.warning("reput offset %d below commit log min %d: jumping", offset, min_offset)
-                    self.reput_from_offset = min_offset
-                    continue
-                mv = cl.get_data(offset)
-                if mv is None:
-                    if offset < cl.divided_commitlog_offset:
-                        self.reput_from_offset = min(cl.roll_next_file(offset), cl.divided_commitlog_offset)
-                        continue
-                    break
-                legacy = offset < cl.divided_commitlog_offset
-                n = len(mv)
-                rel = 0
-                run: list = []
-                try:
-                    while rel < n:
-                        if legacy:
-                            req = check(mv, rel, offset, False)
-                            step = req.msg_size
-                            if not req.success:
-                                log.error("reput: corrupt legacy record at %d, going to the next file", offset + rel)
-                                self.reput_from_offset = cl.roll_next_file(offset + rel)
-                                break
-                            if step == 0:  # BLANK: the rest of the file is filler
-                                self.reput_from_offset = cl.roll_next_file(offset + rel)
-                                break
-                        else:
-                            if rel + 8 > n:
-                                break
-                            magic, step = _II.unpack_from(mv, rel)
-                            if magic == -1:  # DLedger end-of-file blank
-                                self.reput_from_offset = cl.roll_next_file(offset + rel)
-                                break
-                            if step < BODY_OFFSET or rel + step > n:
-                                break
-                            if step == BODY_OFFSET:  # empty entry (no-op)
-                                rel += step
-                                self.reput_from_offset = offset + rel
-                                continue
-                            # the record's own size must fill the entry exactly (checked below), so
-                            # parsing in the whole view never takes bytes of the next entry
-                            req = check(mv, rel + BODY_OFFSET, offset, False)
-                            if not req.success or req.msg_size != step - BODY_OFFSET:
-                                log.error("reput: entry at %d does not hold one CommitLog record; skipped",
-                                          offset + rel)
-                                rel += step
-                                self.reput_from_offset = offset + rel
-                                continue
-                        run.append(req)
-                        rel += step
-                        self.reput_from_offset = offset + rel
-                finally:
-                    mv.release()
-                    if run:
-                        try:
-                            for many in dispatch_many:
-                                many(run)
-                        except DiskFullError:
-                            # no room for a queue file: this view again once space returns (units
-                            # already written are not written twice), nothing skipped
-                            self.reput_from_offset = offset
-                            raise
-                        if listener is not None:
-                            for req in run:
-                                listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,
-                                         req.store_timestamp, req.properties_mapping())
-                        last = run[-1]
-                        count += len(run)
-                if self.reput_from_offset == offset:
-                    break  # nothing complete yet
-        finally:
-            if last is not None:
-                if self._on_dispatched is not None:
-                    self._on_dispatched(last)
-                for d in dispatchers:
-                    end_batch = getattr(d, "end_batch", None)
-                    if end_batch is not None:
-                        end_batch()
-            self.dispatched_count += count
-        return count
-
-
-DLedgerCommitLog.REPUT_SERVICE = DLedgerReputMessageService
+def dledger_reput_service(commit_log: DLedgerCommitLog, dispatchers: list[CommitLogDispatcher],
+                          **kw) -> ReputMessageService:
+    """The reput of a DLedger store: the classic loop over the committed entries (and the plain
+    records below the divided offset), woken by each commit."""
+    reput = ReputMessageService(commit_log, dispatchers, entries_from=lambda: commit_log.divided_commitlog_offset,
+                                **kw)
+    commit_log.reput_waker = reput.wakeup
+    return reput

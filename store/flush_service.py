@@ -26,6 +26,8 @@ from collections.abc import Callable
 
 from common.fsync_worker import FsyncWorker
 from common.mapped_file import WARM_AHEAD
+from store.config import MessageStoreConfig
+from store.message_store import CommitLogBackend
 from store.store_checkpoint import StoreCheckpoint
 
 __all__ = ["FlushRealTimeService", "GroupCommitService", "FlushConsumeQueueService", "flush_until"]
@@ -33,7 +35,7 @@ __all__ = ["FlushRealTimeService", "GroupCommitService", "FlushConsumeQueueServi
 log = logging.getLogger(__name__)
 
 
-def flush_until(commit_log, target: int) -> int:
+def flush_until(commit_log: CommitLogBackend, target: int) -> int:
     """Flush the CommitLog until its flushed offset reaches ``target`` (or stops moving); blocking."""
     q = commit_log.mapped_file_queue
     for _ in range(1 + len(q.mapped_files) * 2):
@@ -56,7 +58,8 @@ def flush_until(commit_log, target: int) -> int:
 class FlushRealTimeService:
     """Periodic CommitLog flush for ASYNC_FLUSH."""
 
-    def __init__(self, commit_log, config, checkpoint: StoreCheckpoint | None) -> None:
+    def __init__(self, commit_log: CommitLogBackend, config: MessageStoreConfig,
+                 checkpoint: StoreCheckpoint | None) -> None:
         self.commit_log = commit_log
         self.config = config
         self.checkpoint = checkpoint
@@ -119,7 +122,7 @@ class GroupCommitService:
     (the disk may hang in fsync) with False, i.e. FLUSH_DISK_TIMEOUT.
     """
 
-    def __init__(self, commit_log, checkpoint: StoreCheckpoint | None) -> None:
+    def __init__(self, commit_log: CommitLogBackend, checkpoint: StoreCheckpoint | None) -> None:
         self.commit_log = commit_log
         self.checkpoint = checkpoint
         # (target offset, future, loop-time deadline), in arrival order

@@ -12,10 +12,16 @@ import contextlib
 import functools
 import logging
 import operator
+import struct
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from common.mapped_file import DiskFullError
+from dledger.entry import BODY_OFFSET
 from store.dispatch import CommitLogDispatcher, DispatchRequest
+
+if TYPE_CHECKING:
+    from store.message_store import CommitLogBackend
 
 __all__ = ["ReputMessageService", "ArrivingListener"]
 
@@ -27,6 +33,9 @@ ArrivingListener = Callable[[str, int, int, int, int, Mapping], None]
 
 
 _SIZE = operator.attrgetter("msg_size")
+_II = struct.Struct(">ii")
+_NEVER = 1 << 62  # entries_from of a log without DLedger entries
+_NO_PREPARED: tuple = ()
 DISK_FULL_RETRY_S = 0.2
 
 
@@ -43,20 +52,26 @@ class ReputMessageService:
     ``CommitLog.enable_prepared_dispatch``); every other record (recovery, a slave's
     replicated bytes, a full queue) is parsed from the log. Both give the same request.
 
-    ``commit_log`` needs ``get_max_offset``, ``get_data``, ``roll_next_file``,
-    ``file_size`` and ``check_message_and_return_size``. ``notify_arriving()``
-    tells whether to call the listener (master with long polling).
+    ``commit_log`` is the store's :class:`~store.message_store.CommitLogBackend`; its
+    ``get_max_offset`` is the upper bound (a DLedger log's: the committed end).
+    ``notify_arriving()`` tells whether to call the listener (master with long polling).
+
+    ``entries_from()`` (DLedger, see store.dledger_commit_log): the offset from which each
+    record is the body of a DLedger entry (a 48-byte header; a new leader's empty entries
+    are stepped over); below it lie the plain records of the files written before DLedger
+    was enabled, where a missing or corrupt file is stepped over. None: plain records only.
     """
 
     def __init__(
         self,
-        commit_log,
+        commit_log: CommitLogBackend,
         dispatchers: list[CommitLogDispatcher],
         *,
         arriving_listener: ArrivingListener | None = None,
         notify_arriving: Callable[[], bool] = lambda: True,
         skip_corrupt: Callable[[], bool] = lambda: True,
         on_dispatched: Callable[[DispatchRequest], None] | None = None,
+        entries_from: Callable[[], int] | None = None,
         idle_ms: int = 100,
     ) -> None:
         self.commit_log = commit_log
@@ -65,6 +80,7 @@ class ReputMessageService:
         self._notify_arriving = notify_arriving
         self._skip_corrupt = skip_corrupt
         self._on_dispatched = on_dispatched
+        self._entries_from = entries_from
         self.reput_from_offset = 0
         self._idle = idle_ms / 1000.0
         self._event: asyncio.Event | None = None
@@ -80,8 +96,9 @@ class ReputMessageService:
     def do_reput(self) -> int:
         """Dispatch every complete record readable now; return how many.
 
-        One pass per mapped-file view; ``on_dispatched`` gets the last record of
-        each pass and dispatchers with ``end_batch`` are told when a pass ends.
+        One pass per mapped-file view: its records go to each dispatcher in one call,
+        ``on_dispatched`` gets the last record dispatched and dispatchers with
+        ``end_batch`` are told once at the end.
         """
         cl = self.commit_log
         count = 0
@@ -89,84 +106,49 @@ class ReputMessageService:
         dispatch_many = [getattr(d, "dispatch_many", None) or functools.partial(_dispatch_each, d)
                          for d in dispatchers]
         listener = self.arriving_listener if self._notify_arriving() else None
-        file_size = cl.file_size
-        check = cl.check_message_and_return_size
-        prepared = getattr(cl, "prepared", None)
+        prepared = cl.prepared
         if prepared is None:
-            prepared = ()
+            prepared = _NO_PREPARED
+        entries_from = _NEVER if self._entries_from is None else self._entries_from()
         last = None
         try:
             while self.reput_from_offset < cl.get_max_offset():
                 offset = self.reput_from_offset
-                if offset < cl.get_min_offset():
-                    log.warning("reput offset %d below commit log min %d: jumping", offset, cl.get_min_offset())
-                    self.reput_from_offset = cl.get_min_offset()
+                min_offset = cl.get_min_offset()
+                if offset < min_offset:
+                    log.warning("reput offset %d below commit log min %d: jumping", offset, min_offset)
+                    self.reput_from_offset = min_offset
                     continue
                 mv = cl.get_data(offset)
                 if mv is None:
+                    if offset < entries_from < _NEVER:  # a file written before DLedger is gone: the next one
+                        self.reput_from_offset = min(cl.roll_next_file(offset), entries_from)
+                        continue
                     break
-                base = offset - offset % file_size
-                start = offset % file_size
-                n = len(mv)  # the view starts at ``start``; ``rel`` indexes it
-                progressed = True
+                run: list[DispatchRequest] = []
                 with memoryview(mv) as view:
-                    rel = 0
-                    while rel < n:
-                        if prepared:
-                            # the appends left these records' requests: no need to parse them back
-                            while prepared and prepared[0].commit_log_offset < offset + rel:
-                                prepared.popleft()  # stale (the reput jumped past it)
-                            run = []
-                            if prepared and prepared[0].commit_log_offset == offset + rel:
-                                last_req = prepared[-1]
-                                end_rel = last_req.commit_log_offset + last_req.msg_size - offset
-                                if end_rel <= n and end_rel - rel == sum(map(_SIZE, prepared)):
-                                    # all of them, back to back in this view: take them at once
-                                    run = list(prepared)
-                                    prepared.clear()
-                                    rel = end_rel
-                            while prepared:
-                                head = prepared[0]
-                                if head.commit_log_offset != offset + rel or rel + head.msg_size > n:
-                                    break
-                                run.append(prepared.popleft())
-                                rel += head.msg_size
-                            if run:
-                                for many in dispatch_many:
-                                    many(run)
-                                if listener is not None:
-                                    for req in run:
-                                        listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,
-                                                 req.store_timestamp, req.properties_mapping())
-                                last = run[-1]
-                                count += len(run)
-                                self.reput_from_offset = offset + rel
-                                continue
-                        req = check(view, rel, base, False)
-                        size = req.msg_size
-                        if size > 0 and req.success:
-                            for d in dispatchers:
-                                d.dispatch(req)
-                            if listener is not None:
-                                listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,
-                                         req.store_timestamp, req.properties_mapping())
-                            last = req
-                            rel += size
-                            count += 1
-                            self.reput_from_offset = offset + rel
-                        elif req.success:
-                            self.reput_from_offset = cl.roll_next_file(base + start + rel)
-                            break
-                        else:
-                            if self._incomplete(view, rel) or not self._skip_corrupt():
-                                progressed = rel > 0
-                                break
-                            log.error("reput: corrupt record at %d, skipping the rest of the buffer", offset + rel)
-                            self.reput_from_offset = offset + n
-                            break
+                    if offset >= entries_from:
+                        self._read_entries(view, offset, run)
+                    else:
+                        self._read_records(view, offset, prepared, run, entries_from < _NEVER)
                 mv.release()
-                if not progressed:
-                    break
+                if run:
+                    try:
+                        for many in dispatch_many:
+                            many(run)
+                    except BaseException:
+                        # e.g. no room for a queue file (DiskFullError): this view again later (units
+                        # already written are not written twice), nothing skipped
+                        self.reput_from_offset = offset
+                        raise
+                    if listener is not None:
+                        for req in run:
+                            listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,
+                                     req.store_timestamp, req.properties_mapping())
+                    last = run[-1]
+                    count += len(run)
+                if self.reput_from_offset == offset:
+                    break  # nothing complete yet
         finally:
             if last is not None:
                 if self._on_dispatched is not None:
@@ -177,6 +159,85 @@ class ReputMessageService:
                         end()
             self.dispatched_count += count
         return count
+
+    def _read_records(self, view: memoryview, offset: int, prepared, run: list[DispatchRequest],
+                      legacy: bool) -> None:
+        """Collect the plain records of ``view`` (the log from ``offset``) into ``run``, advancing
+        ``reput_from_offset`` past each; ``legacy``: the files below a DLedger log's entries."""
+        cl = self.commit_log
+        file_size = cl.file_size
+        base = offset - offset % file_size
+        check = cl.check_message_and_return_size
+        n = len(view)
+        rel = 0
+        while rel < n:
+            if prepared:
+                # the appends left these records' requests: no need to parse them back
+                while prepared and prepared[0].commit_log_offset < offset + rel:
+                    prepared.popleft()  # stale (the reput jumped past it)
+                taken = False
+                if prepared and prepared[0].commit_log_offset == offset + rel:
+                    last_req = prepared[-1]
+                    end_rel = last_req.commit_log_offset + last_req.msg_size - offset
+                    if end_rel <= n and end_rel - rel == sum(map(_SIZE, prepared)):
+                        # all of them, back to back in this view: take them at once
+                        run.extend(prepared)
+                        prepared.clear()
+                        rel = end_rel
+                        taken = True
+                while prepared:
+                    head = prepared[0]
+                    if head.commit_log_offset != offset + rel or rel + head.msg_size > n:
+                        break
+                    run.append(prepared.popleft())
+                    rel += head.msg_size
+                    taken = True
+                if taken:
+                    self.reput_from_offset = offset + rel
+                    continue
+            req = check(view, rel, base, False)
+            size = req.msg_size
+            if size > 0 and req.success:
+                run.append(req)
+                rel += size
+                self.reput_from_offset = offset + rel
+            elif req.success:  # BLANK: the rest of the file is filler
+                self.reput_from_offset = cl.roll_next_file(offset + rel)
+                return
+            elif legacy:
+                log.error("reput: corrupt legacy record at %d, going to the next file", offset + rel)
+                self.reput_from_offset = cl.roll_next_file(offset + rel)
+                return
+            else:
+                if self._incomplete(view, rel) or not self._skip_corrupt():
+                    return
+                log.error("reput: corrupt record at %d, skipping the rest of the buffer", offset + rel)
+                self.reput_from_offset = offset + n
+                return
+
+    def _read_entries(self, view: memoryview, offset: int, run: list[DispatchRequest]) -> None:
+        """Collect the records of the DLedger entries of ``view`` into ``run`` (see the class doc)."""
+        cl = self.commit_log
+        check = cl.check_message_and_return_size
+        n = len(view)
+        rel = 0
+        while rel + 8 <= n:
+            magic, step = _II.unpack_from(view, rel)
+            if magic == -1:  # DLedger end-of-file blank
+                self.reput_from_offset = cl.roll_next_file(offset + rel)
+                return
+            if step < BODY_OFFSET or rel + step > n:
+                return
+            if step > BODY_OFFSET:  # else an empty entry (a new leader's no-op)
+                # the record's own size must fill the entry exactly (checked below), so parsing in
+                # the whole view never takes bytes of the next entry
+                req = check(view, rel + BODY_OFFSET, offset, False)
+                if req.success and req.msg_size == step - BODY_OFFSET:
+                    run.append(req)
+                else:
+                    log.error("reput: entry at %d does not hold one CommitLog record; skipped", offset + rel)
+            rel += step
+            self.reput_from_offset = offset + rel
 
     @staticmethod
     def _incomplete(view: memoryview, rel: int) -> bool:

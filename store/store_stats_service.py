@@ -43,3 +43,9 @@ class StoreStatsService:
         """The runtime-info value: ``[<=0ms]:N [0~10ms]:N ...``."""
         return "".join(f"{desc}:{n} " for desc, n in zip(PUT_TIME_BUCKETS, self.put_message_distribute_time(),
                                                          strict=True))
+
+    def runtime_info(self) -> dict[str, str]:
+        """The put-time keys of the broker's runtime info."""
+        # RocketMQ's format: "[<=0ms]:N [0~10ms]:N ... [10s~]:N " (trailing space included)
+        return {"putMessageDistributeTime": self.distribute_time_text(),
+                "putMessageEntireTimeMax": str(self.put_message_entire_time_max)}

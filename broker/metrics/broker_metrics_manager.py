@@ -32,6 +32,7 @@ from broker.role_state import RoleState
 from common.metrics_exporter import PromHttpServer, check_exporter_type, parse_metrics_label
 from remoting.rpc_latency import RpcLatencyHook
 from store.config import MessageStoreConfig
+from store.message_store import MessageStore
 
 __all__ = ["BrokerMetricsManager", "MetricsSources", "StoreFigures"]
 
@@ -55,7 +56,7 @@ class MetricsSources:
     store_config: MessageStoreConfig
     #: the live role (health's role and brokerId, the info gauge's role label)
     role: RoleState
-    store: Any
+    store: MessageStore
     topics: Any
     groups: Any
     offsets: Any

@@ -37,6 +37,7 @@ from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header.broker import ViewBrokerStatsDataRequestHeader
 from store.config import MessageStoreConfig
+from store.message_store import MessageStore
 
 __all__ = ["BrokerConfigProcessor", "BROKER_VERSION", "BROKER_VERSION_DESC"]
 
@@ -52,7 +53,7 @@ class BrokerConfigProcessor:
     def __init__(
         self,
         configs: Sequence[BrokerConfig | NettyServerConfig | NettyClientConfig | MessageStoreConfig],
-        store: Any,
+        store: MessageStore,
         stats: BrokerStatsManager,
         *,
         config_file: str | None = None,
@@ -169,12 +170,10 @@ class BrokerConfigProcessor:
 
     def runtime_info(self) -> dict[str, str]:
         t: dict[str, str] = {}
-        store_info = getattr(self.store, "runtime_info", None)
-        if store_info is not None:
-            try:
-                t.update({k: str(v) for k, v in store_info().items()})
-            except Exception:  # noqa: BLE001
-                log.exception("store runtime info failed")
+        try:
+            t.update({k: str(v) for k, v in self.store.runtime_info().items()})
+        except Exception:  # noqa: BLE001
+            log.exception("store runtime info failed")
         s = self.stats
         s.roll_day()
         t["brokerVersionDesc"] = BROKER_VERSION_DESC

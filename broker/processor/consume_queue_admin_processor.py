@@ -16,6 +16,7 @@ from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header.admin_extra import QueryConsumeQueueRequestHeader, QueryCorrectionOffsetHeader
 from store.consume_queue import CQ_STORE_UNIT_SIZE
+from store.message_store import MessageStore
 
 __all__ = ["ConsumeQueueAdminProcessor", "fastjson_pretty", "LONG_MAX", "MAX_EXT_ADDR"]
 
@@ -42,7 +43,7 @@ def fastjson_pretty(obj: Any, level: int = 0) -> str:
 class ConsumeQueueAdminProcessor:
     """Reads consume-queue units and per-queue minimum committed offsets for admin tools."""
 
-    def __init__(self, store: Any, consumer_manager: ConsumerManager, consumer_offset_manager: ConsumerOffsetManager,
+    def __init__(self, store: MessageStore, consumer_manager: ConsumerManager, consumer_offset_manager: ConsumerOffsetManager,
                  consumer_filter_manager: Any = None):
         self.store = store
         self.consumers = consumer_manager

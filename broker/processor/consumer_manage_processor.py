@@ -14,6 +14,7 @@ from remoting.header.broker import (
     QueryConsumerOffsetRequestHeader,
     UpdateConsumerOffsetRequestHeader,
 )
+from store.message_store import MessageStore
 
 __all__ = ["ConsumerManageProcessor"]
 
@@ -25,7 +26,7 @@ class ConsumerManageProcessor:
         self,
         consumer_manager: ConsumerManager,
         consumer_offset_manager: ConsumerOffsetManager,
-        store: Any,
+        store: MessageStore,
     ):
         self.consumers = consumer_manager
         self.offsets = consumer_offset_manager
@@ -60,8 +61,7 @@ class ConsumerManageProcessor:
         if offset >= 0:
             return req.response_to(ResponseCode.SUCCESS, header={"offset": offset})
         min_offset = self.store.get_min_offset_in_queue(h.topic, h.queueId)
-        in_disk = getattr(self.store, "check_in_disk_by_consume_offset", None)
-        first_on_disk = bool(in_disk(h.topic, h.queueId, 0)) if in_disk is not None else False
+        first_on_disk = self.store.check_in_disk_by_consume_offset(h.topic, h.queueId, 0)
         if min_offset <= 0 and not first_on_disk:
             return req.response_to(ResponseCode.SUCCESS, header={"offset": 0})
         return req.response_to(ResponseCode.QUERY_NOT_FOUND, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")

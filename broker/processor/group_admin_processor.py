@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # imported where used: not needed to start a broker
     from remoting.body.consumer import ConsumeStats, MessageQueue
 from remoting.codes import LanguageCode, RequestCode, ResponseCode
 from remoting.command import RemotingCommand
+from store.message_store import MessageStore
 
 __all__ = ["GroupAdminProcessor"]
 
@@ -48,7 +49,7 @@ class GroupAdminProcessor:
     def __init__(
         self,
         broker_config: BrokerConfig,
-        store: Any,
+        store: MessageStore,
         topic_config_manager: TopicConfigManager,
         subscription_group_manager: SubscriptionGroupManager,
         consumer_offset_manager: ConsumerOffsetManager,
@@ -299,10 +300,7 @@ class GroupAdminProcessor:
 
     def get_all_delay_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
         content = None
-        sched = getattr(self.store, "schedule_message_service", None)
-        if sched is not None and hasattr(sched, "encode"):
-            content = sched.encode()
-        elif self.delay_offset_path and os.path.exists(self.delay_offset_path):
+        if self.delay_offset_path and os.path.exists(self.delay_offset_path):
             with open(self.delay_offset_path, encoding="utf-8") as f:
                 content = f.read()
         if not content:

@@ -24,6 +24,7 @@ from common.util import java_string_hash, now_ms
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header import HeaderError
+from store.message_store import MessageStore
 
 __all__ = ["PullMessageProcessor", "FLAG_COMMIT_OFFSET", "FLAG_SUSPEND", "FLAG_SUBSCRIPTION", "FLAG_CLASS_FILTER"]
 
@@ -90,7 +91,7 @@ class PullMessageProcessor:
     def __init__(
         self,
         broker_config: BrokerConfig,
-        store: Any,
+        store: MessageStore,
         topic_config_manager: TopicConfigManager,
         subscription_group_manager: SubscriptionGroupManager,
         consumer_manager: ConsumerManager,

@@ -7,6 +7,7 @@ from typing import Any
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header.broker import QueryMessageRequestHeader, ViewMessageRequestHeader
+from store.message_store import MessageStore
 
 __all__ = ["QueryMessageProcessor"]
 
@@ -14,7 +15,7 @@ __all__ = ["QueryMessageProcessor"]
 class QueryMessageProcessor:
     """Answers with raw CommitLog records; clients re-check topic and key themselves."""
 
-    def __init__(self, store: Any, default_query_max_num: int = 32):
+    def __init__(self, store: MessageStore, default_query_max_num: int = 32):
         self.store = store
         self.default_query_max_num = default_query_max_num
 

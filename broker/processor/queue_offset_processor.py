@@ -13,6 +13,7 @@ from remoting.header.broker import (
     GetMinOffsetRequestHeader,
     SearchOffsetRequestHeader,
 )
+from store.message_store import MessageStore
 
 __all__ = ["QueueOffsetProcessor"]
 
@@ -20,7 +21,7 @@ __all__ = ["QueueOffsetProcessor"]
 class QueueOffsetProcessor:
     """Read-only queue position queries answered from the store."""
 
-    def __init__(self, store: Any):
+    def __init__(self, store: MessageStore):
         self.store = store
 
     def get_max_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:

@@ -29,6 +29,7 @@ from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header import HeaderError
 from remoting.header.broker import ConsumerSendMsgBackRequestHeader
+from store.message_store import MessageStore
 
 __all__ = ["SendBackProcessor", "build_send_back_message", "V3_4_9", "DLQ_NUMS_PER_GROUP"]
 
@@ -68,7 +69,7 @@ def build_send_back_message(ext: MessageExt, topic: str, queue_id: int, delay_le
 class SendBackProcessor:
     """Re-queues consumed messages for retry, or dead-letters them."""
 
-    def __init__(self, broker_config: BrokerConfig, store: Any, topic_config_manager: TopicConfigManager,
+    def __init__(self, broker_config: BrokerConfig, store: MessageStore, topic_config_manager: TopicConfigManager,
                  subscription_group_manager: SubscriptionGroupManager, stats: BrokerStatsManager, *, rewrite_delay: Callable[[MessageExtBrokerInner], MessageExtBrokerInner]):
         self.broker_config = broker_config
         self.store = store

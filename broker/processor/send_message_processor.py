@@ -50,7 +50,7 @@ from remoting.codes import (
     ResponseCode,
 )
 from remoting.command import RemotingCommand
-from store.message_store import PutMessageStatus
+from store.message_store import MessageStore, PutMessageStatus
 
 __all__ = ["SendMessageProcessor"]
 
@@ -77,7 +77,7 @@ class SendMessageProcessor:
     def __init__(
         self,
         broker_config: BrokerConfig,
-        store: Any,
+        store: MessageStore,
         topic_config_manager: TopicConfigManager,
         subscription_group_manager: SubscriptionGroupManager,
         stats: BrokerStatsManager,
@@ -106,13 +106,13 @@ class SendMessageProcessor:
             "TRACE_ON": "true" if broker_config.traceOn else "false",
         }
         self._rand = random.Random()
-        self._page_cache_busy = getattr(store, "is_os_page_cache_busy", None)
+        self._page_cache_busy = store.is_os_page_cache_busy
         # PutMessageStatus member -> (code, remark, stored); filled on first sight of each status
         self._status_answers: dict[Any, tuple[int, str | None, bool]] = {}
         # one append for the single sends of a read, when the store can (see the module docstring)
         # (batch_puts off: DLedger, where each message of a list waits for its own quorum round)
-        self._put_list = getattr(store, "put_message_list", None) if batch_puts else None
-        self._put_list_async = getattr(store, "put_message_list_async", None) if batch_puts else None
+        self._put_list = store.put_message_list if batch_puts else None
+        self._put_list_async = store.put_message_list_async if batch_puts else None
         self._batcher = batcher = SendPutBatcher(self._put_list, self._put_list_async, self._response,
                                                  self._puts_settled)
         # bound once: the per-message path makes no lookup through the batcher
@@ -218,8 +218,7 @@ class SendMessageProcessor:
         return tc, None
 
     def _disk_util(self) -> str:
-        cfg = getattr(self.store, "config", None) or getattr(self.store, "message_store_config", None)
-        return disk_util(cfg)
+        return disk_util(self.store.config)
 
     def _born_host(self, conn: Any) -> tuple[str, int]:
         bh = conn.attrs.get("born_host")

@@ -27,6 +27,7 @@ from remoting.header.broker import (
     QueryConsumeTimeSpanRequestHeader,
     QueryTopicConsumeByWhoRequestHeader,
 )
+from store.message_store import MessageStore
 
 __all__ = ["TopicAdminProcessor"]
 
@@ -39,7 +40,7 @@ class TopicAdminProcessor:
     def __init__(
         self,
         broker_config: BrokerConfig,
-        store: Any,
+        store: MessageStore,
         topic_config_manager: TopicConfigManager,
         consumer_offset_manager: ConsumerOffsetManager,
         consumer_manager: ConsumerManager,
@@ -99,12 +100,10 @@ class TopicAdminProcessor:
             return req.response_to(ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic.")
         self.topics.delete_topic_config(topic)
         self.offsets.remove_topic(topic)
-        cleaner = getattr(self.store, "delete_topics", None)
-        if cleaner is not None:
-            try:
-                cleaner({topic})
-            except Exception:  # noqa: BLE001 - the topic is gone from the table either way
-                log.exception("deleting the store files of topic %s failed", topic)
+        try:
+            self.store.delete_topics({topic})
+        except Exception:  # noqa: BLE001 - the topic is gone from the table either way
+            log.exception("deleting the store files of topic %s failed", topic)
         if self.register_now is not None:
             self.register_now()
         return req.response_to(ResponseCode.SUCCESS)
@@ -182,20 +181,13 @@ class TopicAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS, body=body)
 
     def clean_unused_topic(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        fn = getattr(self.store, "clean_unused_topic", None)
-        if fn is not None:
-            fn(set(self.topics.table))
+        self.store.clean_unused_topic(set(self.topics.table))
         return req.response_to(ResponseCode.SUCCESS)
 
     def clean_expired_consume_queue(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        fn = getattr(self.store, "delete_expired_consume_queue_files", None)
-        if fn is not None:
-            fn()
+        self.store.delete_expired_consume_queue_files()
         return req.response_to(ResponseCode.SUCCESS)
 
     def delete_expired_commit_log(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        svc = getattr(self.store, "clean_commit_log_service", None)
-        if svc is None:
-            return req.response_to(ResponseCode.SYSTEM_ERROR, "the store has no commit-log clean service")
-        svc.execute_delete_files_manually()
+        self.store.execute_delete_files_manually()
         return req.response_to(ResponseCode.SUCCESS)

@@ -25,6 +25,7 @@ from common.message import MessageConst, MessageExt, MessageExtBrokerInner, deco
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header.admin_extra import ResumeCheckHalfMessageRequestHeader
+from store.message_store import MessageStore
 
 __all__ = ["TransactionAdminProcessor", "PUT_BACK_FAILED", "PUT_BACK_EXCEPTION"]
 
@@ -51,7 +52,7 @@ def to_half_message_inner(ext: MessageExt) -> MessageExtBrokerInner:
 class TransactionAdminProcessor:
     """Answers RESUME_CHECK_HALF_MESSAGE from the store."""
 
-    def __init__(self, store: Any):
+    def __init__(self, store: MessageStore):
         self.store = store
 
     async def resume_check_half_message(self, req: RemotingCommand, conn: Any) -> RemotingCommand:

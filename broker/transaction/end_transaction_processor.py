@@ -23,6 +23,7 @@ from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 from remoting.header import HeaderError
 from remoting.header.broker import EndTransactionRequestHeader
+from store.message_store import MessageStore
 
 __all__ = ["EndTransactionProcessor"]
 
@@ -32,7 +33,7 @@ log = logging.getLogger(__name__)
 class EndTransactionProcessor:
     """Handler for END_TRANSACTION; the role is read per request (DLedger role changes)."""
 
-    def __init__(self, service: TransactionalMessageService, store: Any, *, role: RoleState,
+    def __init__(self, service: TransactionalMessageService, store: MessageStore, *, role: RoleState,
                  max_message_size: int = 4 * 1024 * 1024, rewrite_delay: Callable[[Any], Any] | None = None):
         self.service = service
         self.store = store

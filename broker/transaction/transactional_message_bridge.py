@@ -30,7 +30,7 @@ from common.message import (
 )
 from common.perm import PERM_READ, PERM_WRITE
 from common.util import now_ms, tags_code
-from store.message_store import GetMessageStatus
+from store.message_store import GetMessageStatus, MessageStore
 
 __all__ = ["TransactionalMessageBridge", "PullStatus", "PullResult"]
 
@@ -66,7 +66,7 @@ class PullResult:
 class TransactionalMessageBridge:
     """Reads/writes half and op messages and the CID_RMQ_SYS_TRANS offsets."""
 
-    def __init__(self, store: Any, topic_config_manager: Any, consumer_offset_manager: Any,
+    def __init__(self, store: MessageStore, topic_config_manager: Any, consumer_offset_manager: Any,
                  broker_name: str, store_host: tuple[str, int]):
         self.store = store
         self.topics = topic_config_manager
@@ -144,8 +144,7 @@ class TransactionalMessageBridge:
     def append_outcome(self, commit_log_offset: int) -> bool | None:
         """Whether a message whose put failed after it was appended is stored after all: True, False
         (put it again) or None (not decided yet). Only a DLedger commit log can tell; otherwise False."""
-        ask = getattr(getattr(self.store, "commit_log", None), "append_outcome", None)
-        return False if ask is None else ask(commit_log_offset)
+        return self.store.append_outcome(commit_log_offset)
 
     async def put_op_message(self, half: MessageExt) -> bool:
         """Write the remove marker for ``half`` (tag ``d``, body = its queue offset).

@@ -201,7 +201,7 @@ class TransactionalMessageService:
         # copies exist only for half messages a check round has already visited
         maybe_copied = (MessageConst.TRANSACTION_CHECK_TIMES in half.properties
                         or half.queue_offset < self.bridge.fetch_consume_offset(HALF_TOPIC, half.queue_id))
-        if uniq and maybe_copied and getattr(store, "index_service", None) is not None:
+        if uniq and maybe_copied and store.index_service is not None:
             # another copy of the same transaction (re-appended by a check) may have been ended
             qr = store.query_message(HALF_TOPIC, uniq, 64, 0, self.clock() + 1000)
             try:

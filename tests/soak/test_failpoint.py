@@ -10,7 +10,7 @@ from tests.support import ROOT
 
 SCRIPT = """
 import sys
-from common.mapped_file import MappedFileQueue
+from common.mapped_file_queue import MappedFileQueue
 q = MappedFileQueue(sys.argv[1], 4096 * 4)
 mf = q.get_last_mapped_file_or_create(0)
 mf.append(b"a" * 100)

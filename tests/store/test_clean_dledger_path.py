@@ -18,6 +18,9 @@ class _NoFiles:
     def delete_expired_file_by_time(self, *_a) -> int:
         return 0
 
+    def retry_delete_first_file(self, *_a) -> bool:
+        return False
+
 
 def _usage(calls):
     def probe(path: str) -> float:

@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from common.mapped_file_queue import MappedFileQueue
 from store.clean_commit_log_service import CleanCommitLogService, disk_partition_used_ratio, is_it_time_to_do
 from store.clean_consume_queue_service import CleanConsumeQueueService
 from store.config import MessageStoreConfig
+from store.disk_space_guard import DiskSpaceGuard
 from store.index_service import IndexService
+from store.running_flags import RunningFlags
 
 mapped_file = pytest.importorskip("common.mapped_file")
 
@@ -40,7 +43,7 @@ def make_files(d: Path, n: int, ages_h: list[float], size: int = FILE_SIZE) -> l
 
 
 def open_queue(d: Path, size: int = FILE_SIZE):
-    q = mapped_file.MappedFileQueue(str(d), size)
+    q = MappedFileQueue(str(d), size)
     assert q.load()
     return q
 
@@ -105,8 +108,12 @@ def test_commit_log_cleanup_by_disk_ratio(tmp_path):
     q = open_queue(cl)
     probe = Probe(physic=0.80)  # > diskMaxUsedSpaceRatio 75 %, < 85 %: only expired files
     transitions = []
+    # the store's disk-full owner, told by the service; it records each change of the disk-full mark
+    guard = DiskSpaceGuard(RunningFlags(), lambda writeable: transitions.append(not writeable),
+                           commit_log_paths=[str(cl)], consume_queue_path=str(tmp_path / "consumequeue"),
+                           disk_usage=probe)
     svc = CleanCommitLogService(
-        config(tmp_path, deleteWhen="04", fileReservedTime=72), q, disk_usage=probe, on_disk_full=transitions.append
+        config(tmp_path, deleteWhen="04", fileReservedTime=72), q, disk_usage=probe, disk_full=guard
     )
     assert svc.run_once(local_ms(12)) == 2
     assert names(cl) == [8192, 12288, 16384, 20480]

@@ -71,7 +71,7 @@ async def test_store_cleanup_end_to_end(tmp_path):
 
         usage = {"v": 0.5}
         clean_cl = CleanCommitLogService(
-            cfg, store.commit_log, disk_usage=lambda _p: usage["v"], on_disk_full=lambda full: store.set_writeable(not full)
+            cfg, store.commit_log.mapped_file_queue, disk_usage=lambda _p: usage["v"], disk_full=store.disk_guard
         )
         clean_cq = CleanConsumeQueueService(
             cfg, store.commit_log.get_min_offset, lambda: list(store.consume_queues), store.index_service

@@ -7,13 +7,8 @@ import os
 
 import pytest
 
-from common.mapped_file import (
-    DiskFullError,
-    MappedFile,
-    MappedFileQueue,
-    create_reserved_file,
-    offset_to_file_name,
-)
+from common.mapped_file import DiskFullError, MappedFile, create_reserved_file, offset_to_file_name
+from common.mapped_file_queue import MappedFileQueue
 from common.message import MessageExtBrokerInner, decode_message, properties_to_string
 from store.config import MessageStoreConfig
 from store.default_message_store import DefaultMessageStore

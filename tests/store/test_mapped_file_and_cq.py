@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from common.mapped_file import MappedFile, MappedFileError, MappedFileQueue, offset_to_file_name
+from common.mapped_file import MappedFile, MappedFileError, offset_to_file_name
+from common.mapped_file_queue import MappedFileQueue
 from store.commit_log import TagsCodeCalculator
 from store.consume_queue import ConsumeQueue, ConsumeQueueStore, is_valid_topic_name
 from tests.store.store_helpers import make_msg, open_store, small_config

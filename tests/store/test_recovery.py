@@ -29,9 +29,7 @@ def crash(store: DefaultMessageStore) -> None:
     if store.index_service is not None:
         for f in store.index_service.index_files:
             f.close()
-    if store._lock_fd is not None:
-        os.close(store._lock_fd)
-        store._lock_fd = None
+    store.lock.release()
     store.shutdown_flag = True
 
 
