@@ -8,6 +8,7 @@ server (or one per NameServer) and returns decoded data.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -29,7 +30,7 @@ from remoting.header.namesrv import (
     WipeWritePermOfBrokerRequestHeader,
 )
 
-__all__ = ["MQAdminExt"]
+__all__ = ["MQAdminExt", "GroupLag"]
 
 # A MessageQueue written as an object key (fastjson's form in ConsumeStats tables) is flat and its field
 # names appear nowhere else in such a body: four plain replacements make it the string "broker\\tqueueId\\ttopic".
@@ -49,6 +50,29 @@ def _loads_mq_keyed(body: bytes) -> Any:
         return orjson.loads(body)
     except orjson.JSONDecodeError:
         return None
+
+
+@dataclass(slots=True)
+class GroupLag:
+    """One group's consume progress on one broker, summed over its topics and queues."""
+
+    consumeTps: float = 0.0
+    diff: int = 0  # messages behind: the sum of brokerOffset - consumerOffset where positive
+    oldest: int = 0  # store time of the oldest last-consumed message among lagging queues (ms; 0: none)
+
+
+def _group_lag(stats: Any) -> GroupLag:
+    lag = GroupLag()
+    for st in stats or ():
+        lag.consumeTps += float(st.get("consumeTps") or 0.0)
+        for w in (st.get("offsetTable") or {}).values():
+            d = int(w.get("brokerOffset", 0)) - int(w.get("consumerOffset", 0))
+            if d > 0:
+                lag.diff += d
+                last = int(w.get("lastTimestamp", 0))
+                if last > 0 and (lag.oldest == 0 or last < lag.oldest):
+                    lag.oldest = last
+    return lag
 
 
 class MQAdminExt(MQAdmin):
@@ -95,6 +119,19 @@ class MQAdminExt(MQAdmin):
                             int(w.get("lastTimestamp", 0)))
                     lst.append(cs)
         return out
+
+    async def broker_consume_lag(self, addr: str) -> dict[str, GroupLag]:
+        """GET_BROKER_CONSUME_STATS summed per group (what a group list shows): no MessageQueue or
+        OffsetWrapper object per queue, a few ms for a 500-group broker instead of ~20."""
+        resp = await self._call(addr, RequestCode.GET_BROKER_CONSUME_STATS,
+                                {"isOrder": "false", "timeoutMillis": str(int(self.timeout * 1000))})
+        if not resp.body:
+            return {}
+        obj = _loads_mq_keyed(resp.body)
+        if obj is None:  # another shape of keys (e.g. a broker's standard-mode JSON): the general parser
+            obj = fastjson.loads(resp.body)
+        return {str(group): _group_lag(stats)
+                for entry in obj.get("consumeStatsList") or [] for group, stats in entry.items()}
 
     async def all_consumer_offset(self, addr: str) -> dict[str, dict[int, int]]:
         resp = await self._call(addr, RequestCode.GET_ALL_CONSUMER_OFFSET)
