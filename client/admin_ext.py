@@ -62,17 +62,19 @@ class GroupLag:
 
 
 def _group_lag(stats: Any) -> GroupLag:
-    lag = GroupLag()
+    # the offsets are JSON numbers (Java longs): no per-queue conversion
+    tps = 0.0
+    diff = oldest = 0
     for st in stats or ():
-        lag.consumeTps += float(st.get("consumeTps") or 0.0)
+        tps += float(st.get("consumeTps") or 0.0)
         for w in (st.get("offsetTable") or {}).values():
-            d = int(w.get("brokerOffset", 0)) - int(w.get("consumerOffset", 0))
+            d = w.get("brokerOffset", 0) - w.get("consumerOffset", 0)
             if d > 0:
-                lag.diff += d
-                last = int(w.get("lastTimestamp", 0))
-                if last > 0 and (lag.oldest == 0 or last < lag.oldest):
-                    lag.oldest = last
-    return lag
+                diff += d
+                last = w.get("lastTimestamp", 0)
+                if last > 0 and (oldest == 0 or last < oldest):
+                    oldest = last
+    return GroupLag(tps, diff, oldest)
 
 
 class MQAdminExt(MQAdmin):
@@ -94,6 +96,13 @@ class MQAdminExt(MQAdmin):
     async def all_subscription_group(self, addr: str) -> dict[str, SubscriptionGroupConfig]:
         resp = await self._call(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
         return SubscriptionGroupWrapper.from_json(resp.body).subscriptionGroupTable if resp.body else {}
+
+    async def all_subscription_group_raw(self, addr: str) -> dict[str, dict[str, Any]]:
+        """GET_ALL_SUBSCRIPTIONGROUP_CONFIG as the wire's objects (a list page of hundreds of groups skips
+        building SubscriptionGroupConfig objects)."""
+        resp = await self._call(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        table = (fastjson.loads(resp.body) or {}).get("subscriptionGroupTable") if resp.body else None
+        return table if isinstance(table, dict) else {}
 
     async def broker_consume_stats(self, addr: str, is_order: bool = False) -> dict[str, list[ConsumeStats]]:
         """GET_BROKER_CONSUME_STATS: group -> its ConsumeStats (one per topic) on one broker."""

@@ -34,6 +34,7 @@ from common.mixall import (
 from common.perm import PermName
 from common.topic_validator import check_topic, is_system_topic, validate_group
 from remoting import RemotingError, ResponseCode
+from remoting.body import BodyError, as_bool, as_int
 from remoting.body.route import MASTER_ID
 from remoting.body.topic_config import TopicConfig
 
@@ -272,7 +273,7 @@ class GroupTables:
     """What the group list is computed from: per master, its subscription groups and consume lag."""
 
     addrs: list[str]
-    configs: list[Any]  # dict[str, SubscriptionGroupConfig] or the exception of that broker
+    configs: list[Any]  # group -> its config as the wire's object, or the exception of that broker
     stats: list[Any]  # dict[str, GroupLag] or the exception of that broker
     at: int  # when fetched (ms)
 
@@ -281,9 +282,19 @@ async def fetch_group_tables(admin: MQAdminExt) -> GroupTables:
     """One GET_ALL_SUBSCRIPTIONGROUP_CONFIG and one GET_BROKER_CONSUME_STATS per master, concurrently."""
     masters = await _masters(admin)
     addrs = [a for _c, a in masters.values()]
-    results = await _gather([admin.all_subscription_group(a) for a in addrs]
+    results = await _gather([admin.all_subscription_group_raw(a) for a in addrs]
                             + [admin.broker_consume_lag(a) for a in addrs])
     return GroupTables(addrs, results[:len(addrs)], results[len(addrs):], int(time.time() * 1000))
+
+
+def _settings(cfg: dict) -> dict:
+    """The SubscriptionGroupConfig fields a group row shows (RocketMQ's defaults where absent or unreadable)."""
+    try:
+        return {"retryMaxTimes": as_int(cfg.get("retryMaxTimes"), 16, "retryMaxTimes"),
+                "consumeEnable": as_bool(cfg.get("consumeEnable"), True),
+                "broadcast": as_bool(cfg.get("consumeBroadcastEnable"), True)}
+    except BodyError:
+        return {"retryMaxTimes": 16, "consumeEnable": True, "broadcast": True}
 
 
 def _config_rows(configs: list[Any]) -> dict[str, dict]:
@@ -292,10 +303,13 @@ def _config_rows(configs: list[Any]) -> dict[str, dict]:
         if isinstance(table, BaseException):
             continue
         for g, cfg in table.items():
-            groups.setdefault(g, {"group": g, "system": g in SYSTEM_GROUPS or is_sys_consumer_group(g),
-                                  "brokers": 0, "consumeTps": 0.0, "diff": 0, "lagMillis": 0,
-                                  "retryMaxTimes": cfg.retryMaxTimes, "consumeEnable": cfg.consumeEnable,
-                                  "broadcast": cfg.consumeBroadcastEnable})["brokers"] += 1
+            row = groups.get(g)
+            if row is None:
+                if not isinstance(cfg, dict):
+                    continue
+                row = groups[g] = {"group": g, "system": g in SYSTEM_GROUPS or is_sys_consumer_group(g),
+                                   "brokers": 0, "consumeTps": 0.0, "diff": 0, "lagMillis": 0, **_settings(cfg)}
+            row["brokers"] += 1
     return groups
 
 
@@ -334,7 +348,7 @@ async def list_groups(admin: MQAdminExt, query: str | None = None, offset: int =
         if tables is None:
             addrs = [a for _c, a in (await _masters(admin)).values()]
             lag_task = asyncio.ensure_future(_gather([admin.broker_consume_lag(a) for a in addrs]))
-            configs = await _gather([admin.all_subscription_group(a) for a in addrs])
+            configs = await _gather([admin.all_subscription_group_raw(a) for a in addrs])
         else:
             addrs, configs = tables.addrs, tables.configs
         groups = _config_rows(configs)

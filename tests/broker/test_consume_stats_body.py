@@ -1,11 +1,13 @@
-"""GET_CONSUME_STATS / GET_BROKER_CONSUME_STATS bodies, written by the broker's direct writer, are byte for
-byte what the generic bean encoding (ConsumeStats.to_obj + fastjson.dumps) gives: fastjson's default form
-with each MessageQueue as an object key, as the Java admin tools parse it."""
+"""GET_CONSUME_STATS / GET_BROKER_CONSUME_STATS bodies, written by the broker's direct writer, and the
+GET_ALL_SUBSCRIPTIONGROUP_CONFIG body (orjson) are byte for byte what the generic bean encoding
+(to_obj + fastjson.dumps) gives: fastjson's default form, each MessageQueue an object key, as the Java
+admin tools parse it."""
 
 from __future__ import annotations
 
 from remoting import fastjson
 from remoting.body.consumer import ConsumeStats, MessageQueue
+from remoting.body.subscription_group import SubscriptionGroupConfig, SubscriptionGroupWrapper
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode, ResponseCode
 from tests.broker.helpers import call, pull, send, wait_max_offset
@@ -73,3 +75,16 @@ async def test_broker_consume_stats_bytes_match_the_bean_encoding(shared_broker)
         assert tree["totalDiff"] == diff
         assert b'{"gCsb":[{"consumeTps":' in r.body
         assert b'"offsetTable":{{"brokerName":"shared","queueId":0,"topic":"BcbT1"}:{"brokerOffset":3,' in r.body
+
+
+async def test_all_subscription_group_bytes_match_the_bean_encoding(shared_broker):
+    addr = shared_broker.addr
+    async with RemotingClient() as c:
+        sgc = SubscriptionGroupConfig(groupName="gSgb", consumeEnable=False, retryMaxTimes=3, brokerId=1)
+        r = await call(c, addr, RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=sgc.to_json())
+        assert r.code == ResponseCode.SUCCESS, r.remark
+        r = await call(c, addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        wrapper = SubscriptionGroupWrapper.from_json(r.body)
+        assert wrapper.subscriptionGroupTable["gSgb"] == sgc and wrapper.dataVersion.counter > 0
+        assert r.body == fastjson.dumps(wrapper.to_obj())
+        assert b'"gSgb":{"brokerId":1,"consumeBroadcastEnable":true,"consumeEnable":false,' in r.body
