@@ -8,12 +8,10 @@ server (or one per NameServer) and returns decoded data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from client.admin import MQAdmin, parse_properties_text
+from client.consume_lag import GroupLag, consume_lag, loads_mq_keyed
 from client.exceptions import MQClientError
 from client.mq_client_api import check, request
 from remoting import RequestCode, ResponseCode, fastjson
@@ -30,52 +28,7 @@ from remoting.header.namesrv import (
     WipeWritePermOfBrokerRequestHeader,
 )
 
-__all__ = ["MQAdminExt", "GroupLag"]
-
-# A MessageQueue written as an object key (fastjson's form in ConsumeStats tables) is flat and its field
-# names appear nowhere else in such a body: four plain replacements make it the string "broker\\tqueueId\\ttopic".
-_MQ_KEY_PARTS = ((b'{"brokerName":"', b'"'), (b'","queueId":', b"\\t"), (b',"topic":"', b"\\t"), (b'"}:', b'":'))
-
-
-def _loads_mq_keyed(body: bytes) -> Any:
-    """The body parsed by orjson once its MessageQueue keys are strings (a 500-group
-    GET_BROKER_CONSUME_STATS answer: a few ms instead of ~500 ms in the general parser);
-    None when the body is not of that shape."""
-    counts = {body.count(old) for old, _new in _MQ_KEY_PARTS}
-    if len(counts) != 1:
-        return None
-    for old, new in _MQ_KEY_PARTS:
-        body = body.replace(old, new)
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
-
-
-@dataclass(slots=True)
-class GroupLag:
-    """One group's consume progress on one broker, summed over its topics and queues."""
-
-    consumeTps: float = 0.0
-    diff: int = 0  # messages behind: the sum of brokerOffset - consumerOffset where positive
-    oldest: int = 0  # store time of the oldest last-consumed message among lagging queues (ms; 0: none)
-
-
-def _group_lag(stats: Any) -> GroupLag:
-    # the offsets are JSON numbers (Java longs): no per-queue conversion
-    tps = 0.0
-    diff = oldest = 0
-    for st in stats or ():
-        tps += float(st.get("consumeTps") or 0.0)
-        for w in (st.get("offsetTable") or {}).values():
-            d = w.get("brokerOffset", 0) - w.get("consumerOffset", 0)
-            if d > 0:
-                diff += d
-                last = w.get("lastTimestamp", 0)
-                if last > 0 and (oldest == 0 or last < oldest):
-                    oldest = last
-    return GroupLag(tps, diff, oldest)
-
+__all__ = ["MQAdminExt"]
 
 class MQAdminExt(MQAdmin):
     """MQAdmin plus the batched reads and the rarer admin calls."""
@@ -110,7 +63,7 @@ class MQAdminExt(MQAdmin):
                                 {"isOrder": str(is_order).lower(), "timeoutMillis": str(int(self.timeout * 1000))})
         if not resp.body:
             return {}
-        fast = _loads_mq_keyed(resp.body)
+        fast = loads_mq_keyed(resp.body)
         if fast is None:
             obj = fastjson.loads(resp.body)
             return {str(group): [ConsumeStats.from_obj(s) for s in stats or []]
@@ -129,18 +82,17 @@ class MQAdminExt(MQAdmin):
                     lst.append(cs)
         return out
 
-    async def broker_consume_lag(self, addr: str) -> dict[str, GroupLag]:
-        """GET_BROKER_CONSUME_STATS summed per group (what a group list shows): no MessageQueue or
-        OffsetWrapper object per queue, a few ms for a 500-group broker instead of ~20."""
+    async def broker_consume_stats_body(self, addr: str) -> bytes:
+        """GET_BROKER_CONSUME_STATS as the wire's bytes, for :func:`client.consume_lag.consume_lag`."""
         resp = await self._call(addr, RequestCode.GET_BROKER_CONSUME_STATS,
                                 {"isOrder": "false", "timeoutMillis": str(int(self.timeout * 1000))})
-        if not resp.body:
-            return {}
-        obj = _loads_mq_keyed(resp.body)
-        if obj is None:  # another shape of keys (e.g. a broker's standard-mode JSON): the general parser
-            obj = fastjson.loads(resp.body)
-        return {str(group): _group_lag(stats)
-                for entry in obj.get("consumeStatsList") or [] for group, stats in entry.items()}
+        return bytes(resp.body or b"")
+
+    async def broker_consume_lag(self, addr: str) -> dict[str, GroupLag]:
+        """GET_BROKER_CONSUME_STATS summed per group (what a group list shows): no MessageQueue or
+        OffsetWrapper object per queue."""
+        body = await self.broker_consume_stats_body(addr)
+        return consume_lag(body) if body else {}
 
     async def all_consumer_offset(self, addr: str) -> dict[str, dict[int, int]]:
         resp = await self._call(addr, RequestCode.GET_ALL_CONSUMER_OFFSET)

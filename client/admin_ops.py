@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from client.admin_ext import MQAdminExt
+from client.consume_lag import consume_lag
 from client.exceptions import MQBrokerError, MQClientError
 from client.message import Message
 from common import mixall
@@ -334,6 +335,13 @@ def group_rows(tables: GroupTables) -> dict[str, dict]:
     return groups
 
 
+def _page_lag(body: bytes, names: set[str]) -> dict[str, Any] | BaseException:
+    try:
+        return consume_lag(body, names) if body else {}
+    except (ValueError, AttributeError, TypeError) as e:  # a body of another shape: that broker's rows stay 0
+        return e
+
+
 async def list_groups(admin: MQAdminExt, query: str | None = None, offset: int = 0, limit: int = 50,
                       with_clients: bool = True, tables: GroupTables | None = None, system: bool = True) -> dict:
     """Groups with TPS and lag (messages, time) read live (one GET_ALL_SUBSCRIPTIONGROUP_CONFIG and one
@@ -347,7 +355,7 @@ async def list_groups(admin: MQAdminExt, query: str | None = None, offset: int =
     try:
         if tables is None:
             addrs = [a for _c, a in (await _masters(admin)).values()]
-            lag_task = asyncio.ensure_future(_gather([admin.broker_consume_lag(a) for a in addrs]))
+            lag_task = asyncio.ensure_future(_gather([admin.broker_consume_stats_body(a) for a in addrs]))
             configs = await _gather([admin.all_subscription_group_raw(a) for a in addrs])
         else:
             addrs, configs = tables.addrs, tables.configs
@@ -358,8 +366,10 @@ async def list_groups(admin: MQAdminExt, query: str | None = None, offset: int =
         conns = []
         if with_clients and page and addrs:
             conns = await _gather([admin.consumer_connection(r["group"], addrs[0]) for r in page])
-        if lag_task is not None:
-            tables = GroupTables(addrs, configs, await lag_task, int(time.time() * 1000))
+        if lag_task is not None:  # only the page's groups are read out of the answers
+            names = {r["group"] for r in page}
+            stats = [b if isinstance(b, BaseException) else _page_lag(b, names) for b in await lag_task]
+            tables = GroupTables(addrs, configs, stats, int(time.time() * 1000))
     finally:
         if lag_task is not None and not lag_task.done():
             lag_task.cancel()

@@ -5,6 +5,7 @@ admin tools parse it."""
 
 from __future__ import annotations
 
+from client.consume_lag import GroupLag, consume_lag
 from remoting import fastjson
 from remoting.body.consumer import ConsumeStats, MessageQueue
 from remoting.body.subscription_group import SubscriptionGroupConfig, SubscriptionGroupWrapper
@@ -88,3 +89,26 @@ async def test_all_subscription_group_bytes_match_the_bean_encoding(shared_broke
         assert wrapper.subscriptionGroupTable["gSgb"] == sgc and wrapper.dataVersion.counter > 0
         assert r.body == fastjson.dumps(wrapper.to_obj())
         assert b'"gSgb":{"brokerId":1,"consumeBroadcastEnable":true,"consumeEnable":false,' in r.body
+
+
+async def test_consume_lag_reads_the_answer_whole_or_a_page_of_groups(shared_broker):
+    """client.consume_lag over a real answer: the page path (only some groups' entries parsed), the whole
+    path and a standard-mode JSON answer agree with a full bean decode."""
+    addr = shared_broker.addr
+    async with RemotingClient() as c:
+        await _traffic(c, addr, "Lag")
+        r = await call(c, addr, RequestCode.GET_BROKER_CONSUME_STATS, {"isOrder": "false", "timeoutMillis": 3000})
+    tree = fastjson.loads(r.body)
+    want = {}
+    for entry in tree["consumeStatsList"]:
+        for g, stats in entry.items():
+            beans = [ConsumeStats.from_obj(s) for s in stats]
+            lagging = [w for cs in beans for w in cs.offsetTable.values() if w.brokerOffset > w.consumerOffset]
+            want[g] = GroupLag(sum(cs.consumeTps for cs in beans),
+                               sum(w.brokerOffset - w.consumerOffset for w in lagging),
+                               min((w.lastTimestamp for w in lagging if w.lastTimestamp > 0), default=0))
+    assert want["gCsb"].diff > 0 and want["gCsb"].oldest > 0 and want["gCsd"] == GroupLag()
+    assert consume_lag(r.body) == want
+    page = {"gCsb", "gCsd", "NotOnThisBroker"}
+    assert consume_lag(r.body, page) == {g: want[g] for g in ("gCsb", "gCsd")}
+    assert consume_lag(fastjson.dumps(tree, standard=True), page) == {g: want[g] for g in ("gCsb", "gCsd")}
