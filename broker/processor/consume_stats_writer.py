@@ -35,6 +35,8 @@ def json_str(s: str) -> str:
 
 def json_float(x: float) -> str:
     """A Java double as fastjson writes it (``0.0``, ``12.5``)."""
+    if x == 0:  # most groups on a list are idle
+        return "0.0"
     return orjson.dumps(float(x)).decode("ascii")
 
 
