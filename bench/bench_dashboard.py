@@ -7,9 +7,10 @@ the topic page (GET /api/topics), the consumer-group page (GET /api/groups, firs
 of 50: as served, from the sampler's tables of the last 10 s; and ``groups*``, read live
 with ``fresh=1``) and the cluster page (GET /api/cluster) ``--views`` times each, one after the
 other, and prints p50 / p95 / max of the answer time, the admin RPCs the dashboard
-made for each view (its X-RPC-Count header) and the CPU time a view cost the dashboard and
-the two brokers (from /proc, where there is one; the sampler's work counts in too; on a shared machine the answer times follow
-the load, the CPU time much less). Prints, never asserts; bounded in count.
+made for each view (its X-RPC-Count header) and the CPU time a view cost the dashboard
+and the two brokers (from /proc where there is one; the sampler's work counts in too).
+On a shared machine the answer times follow the load, the CPU time much less.
+Prints, never asserts; bounded in count.
 
     .venv/bin/python bench/bench_dashboard.py [--sizes 200:50,2000:500] [--views 40]
 """
