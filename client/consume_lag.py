@@ -5,15 +5,13 @@ The answer is ``{"brokerAddr":..,"consumeStatsList":[{group:[ConsumeStats,..]},.
 fastjson's default form, whose MessageQueue map keys are objects: not JSON, so orjson refuses it and the
 general parser takes ~500 ms for 500 groups. A MessageQueue key is flat and its field names appear
 nowhere else in such a body, so four plain replacements make it a string. A 500-group body is ~0.5 MB;
-a page of 50 groups reads a tenth of it: each group's entry is found by its ``{"group":[`` opening (no
-other object in the body opens with a key whose value is a list) and ends at the first ``]}`` after
-it (a ConsumeStats holds no list; names are checked names). Whatever does not fit these shapes is
-read by the general parser instead.
+a page of 50 groups parses a tenth of it: the entries ``{"group":[..]}`` are cut apart at ``]},{"``,
+which occurs nowhere else (a ConsumeStats holds no list; names are checked names). Whatever does not
+fit these shapes is read by the general parser instead.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
@@ -25,8 +23,8 @@ from remoting import fastjson
 __all__ = ["GroupLag", "loads_mq_keyed", "group_lag", "consume_lag"]
 
 _MQ_KEY_PARTS = ((b'{"brokerName":"', b'"'), (b'","queueId":', b"\\t"), (b',"topic":"', b"\\t"), (b'"}:', b'":'))
-# The opening of a consumeStatsList entry: {"group":[
-_ENTRY = re.compile(rb'\{"([^"\\]*)":\[')
+_LIST_HEAD = b'"consumeStatsList":[{"'
+_ENTRY_SEP = b']},{"'  # between two entries {"g1":[..]},{"g2":[..]}, and nowhere else
 
 
 @dataclass(slots=True)
@@ -76,24 +74,29 @@ def group_lag(stats: Any) -> GroupLag:
 
 
 def _some_groups(body: bytes, groups: Collection[str]) -> dict[str, GroupLag] | None:
+    head = body.find(_LIST_HEAD)
+    if head < 0:
+        return None
+    # one piece per entry, 'group":[ConsumeStats,..' (the split eats each entry's closing ]})
+    pieces = body[head + len(_LIST_HEAD):].split(_ENTRY_SEP)
+    last = pieces[-1]
+    end = last.rfind(b"]}]")
+    if end < 0:
+        return None
+    pieces[-1] = last[:end]
+    wanted = {g.encode("utf-8") for g in groups}
     out: dict[str, GroupLag] = {}
-    for m in _ENTRY.finditer(body):
-        if m.start() == 0:  # the answer itself, when brokerAddr is absent
+    for piece in pieces:
+        q = piece.find(b'":[')
+        name = piece[:q]
+        if q < 0 or name not in wanted:
             continue
-        try:
-            name = m.group(1).decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-        if name not in groups:
-            continue
-        end = body.find(b"]}", m.end() - 1)
-        if end < 0 or name in out:
-            return None
-        text = _keys_as_strings(body[m.end() - 1:end + 1])
-        if text is None:
+        group = name.decode("utf-8")
+        text = _keys_as_strings(piece[q + 2:] + b"]")
+        if text is None or group in out:
             return None
         try:
-            out[name] = group_lag(orjson.loads(text))
+            out[group] = group_lag(orjson.loads(text))
         except (orjson.JSONDecodeError, AttributeError, TypeError):
             return None
     return out
