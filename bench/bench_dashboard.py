@@ -6,8 +6,11 @@ their committed offsets (each group on two topics), and bin/mqdashboard; then it
 the topic page (GET /api/topics), the consumer-group page (GET /api/groups, first page
 of 50: as served, from the sampler's tables of the last 10 s; and ``groups*``, read live
 with ``fresh=1``) and the cluster page (GET /api/cluster) ``--views`` times each, one after the
-other, and prints p50 / p95 / max of the answer time and the admin RPCs the dashboard
-made for each view (its X-RPC-Count header). Prints, never asserts; bounded in count.
+other, and prints p50 / p95 / max of the answer time, the admin RPCs the dashboard
+made for each view (its X-RPC-Count header) and the CPU time a view cost the dashboard
+and the two brokers (from /proc where there is one; the sampler's work counts in too).
+On a shared machine the answer times follow the load, the CPU time much less.
+Prints, never asserts; bounded in count.
 
     .venv/bin/python bench/bench_dashboard.py [--sizes 200:50,2000:500] [--views 40]
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -52,6 +56,21 @@ def seed_broker_config(root: Path, name: str, topics: int, groups: int) -> None:
     (cfg / "consumerOffset.json").write_text(json.dumps({"offsetTable": offsets}))
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process (Linux /proc), None elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_total(pids: list[int]) -> float | None:
+    times = [cpu_seconds(p) for p in pids]
+    return None if None in times else sum(times)
+
+
 def view(url: str) -> tuple[float, int, int]:
     t0 = time.perf_counter()
     with urllib.request.urlopen(url, timeout=60) as r:
@@ -85,18 +104,23 @@ def run_size(topics: int, groups: int, views: int) -> None:
 
             wait_until(registered, 120, 0.5, "topics on both brokers")
             print(f"\n{topics} topics, {groups} groups, 2 brokers ({views} views per page, one at a time)")
-            print(f"  {'page':<8s} {'p50 ms':>8s} {'p95 ms':>8s} {'max ms':>8s} {'RPCs/view':>10s} {'body KiB':>9s}")
+            print(f"  {'page':<8s} {'p50 ms':>8s} {'p95 ms':>8s} {'max ms':>8s} {'RPCs/view':>10s} {'body KiB':>9s} "
+                  f"{'CPU ms/view':>12s}")
+            pids = [dash.pid] + [b.proc.pid for b in brokers]  # bin/ scripts exec the interpreter: same pid
             for page, path in PAGES:
                 view(base + path)  # warm the connection pool
                 times, rpcs, size = [], set(), 0
+                cpu0 = cpu_total(pids)
                 for _ in range(views):
                     ms, n, size = view(base + path)
                     times.append(ms)
                     rpcs.add(n)
+                cpu1 = cpu_total(pids)
+                cpu = "-" if cpu0 is None or cpu1 is None else f"{(cpu1 - cpu0) * 1000 / views:.1f}"
                 times.sort()
                 p95 = times[min(len(times) - 1, int(round(0.95 * len(times))) - 1)]
                 print(f"  {page:<8s} {statistics.median(times):8.1f} {p95:8.1f} {times[-1]:8.1f} "
-                      f"{'/'.join(map(str, sorted(rpcs))):>10s} {size / 1024:9.1f}")
+                      f"{'/'.join(map(str, sorted(rpcs))):>10s} {size / 1024:9.1f} {cpu:>12s}")
         finally:
             for p in procs:
                 p.stop()

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from client.admin import MQAdmin, parse_properties_text
+from client.consume_lag import GroupLag, consume_lag, loads_mq_keyed
 from client.exceptions import MQClientError
 from client.mq_client_api import check, request
 from remoting import RequestCode, ResponseCode, fastjson
@@ -30,26 +29,6 @@ from remoting.header.namesrv import (
 )
 
 __all__ = ["MQAdminExt"]
-
-# A MessageQueue written as an object key (fastjson's form in ConsumeStats tables) is flat and its field
-# names appear nowhere else in such a body: four plain replacements make it the string "broker\\tqueueId\\ttopic".
-_MQ_KEY_PARTS = ((b'{"brokerName":"', b'"'), (b'","queueId":', b"\\t"), (b',"topic":"', b"\\t"), (b'"}:', b'":'))
-
-
-def _loads_mq_keyed(body: bytes) -> Any:
-    """The body parsed by orjson once its MessageQueue keys are strings (a 500-group
-    GET_BROKER_CONSUME_STATS answer: a few ms instead of ~500 ms in the general parser);
-    None when the body is not of that shape."""
-    counts = {body.count(old) for old, _new in _MQ_KEY_PARTS}
-    if len(counts) != 1:
-        return None
-    for old, new in _MQ_KEY_PARTS:
-        body = body.replace(old, new)
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
-
 
 class MQAdminExt(MQAdmin):
     """MQAdmin plus the batched reads and the rarer admin calls."""
@@ -71,13 +50,20 @@ class MQAdminExt(MQAdmin):
         resp = await self._call(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
         return SubscriptionGroupWrapper.from_json(resp.body).subscriptionGroupTable if resp.body else {}
 
+    async def all_subscription_group_raw(self, addr: str) -> dict[str, dict[str, Any]]:
+        """GET_ALL_SUBSCRIPTIONGROUP_CONFIG as the wire's objects (a list page of hundreds of groups skips
+        building SubscriptionGroupConfig objects)."""
+        resp = await self._call(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        table = (fastjson.loads(resp.body) or {}).get("subscriptionGroupTable") if resp.body else None
+        return table if isinstance(table, dict) else {}
+
     async def broker_consume_stats(self, addr: str, is_order: bool = False) -> dict[str, list[ConsumeStats]]:
         """GET_BROKER_CONSUME_STATS: group -> its ConsumeStats (one per topic) on one broker."""
         resp = await self._call(addr, RequestCode.GET_BROKER_CONSUME_STATS,
                                 {"isOrder": str(is_order).lower(), "timeoutMillis": str(int(self.timeout * 1000))})
         if not resp.body:
             return {}
-        fast = _loads_mq_keyed(resp.body)
+        fast = loads_mq_keyed(resp.body)
         if fast is None:
             obj = fastjson.loads(resp.body)
             return {str(group): [ConsumeStats.from_obj(s) for s in stats or []]
@@ -95,6 +81,18 @@ class MQAdminExt(MQAdmin):
                             int(w.get("lastTimestamp", 0)))
                     lst.append(cs)
         return out
+
+    async def broker_consume_stats_body(self, addr: str) -> bytes:
+        """GET_BROKER_CONSUME_STATS as the wire's bytes, for :func:`client.consume_lag.consume_lag`."""
+        resp = await self._call(addr, RequestCode.GET_BROKER_CONSUME_STATS,
+                                {"isOrder": "false", "timeoutMillis": str(int(self.timeout * 1000))})
+        return bytes(resp.body or b"")
+
+    async def broker_consume_lag(self, addr: str) -> dict[str, GroupLag]:
+        """GET_BROKER_CONSUME_STATS summed per group (what a group list shows): no MessageQueue or
+        OffsetWrapper object per queue."""
+        body = await self.broker_consume_stats_body(addr)
+        return consume_lag(body) if body else {}
 
     async def all_consumer_offset(self, addr: str) -> dict[str, dict[int, int]]:
         resp = await self._call(addr, RequestCode.GET_ALL_CONSUMER_OFFSET)

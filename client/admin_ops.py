@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from client.admin_ext import MQAdminExt
+from client.consume_lag import consume_lag
 from client.exceptions import MQBrokerError, MQClientError
 from client.message import Message
 from common import mixall
@@ -34,6 +35,7 @@ from common.mixall import (
 from common.perm import PermName
 from common.topic_validator import check_topic, is_system_topic, validate_group
 from remoting import RemotingError, ResponseCode
+from remoting.body import BodyError, as_bool, as_int
 from remoting.body.route import MASTER_ID
 from remoting.body.topic_config import TopicConfig
 
@@ -269,11 +271,11 @@ async def delete_topic(admin: MQAdminExt, topic: str, cluster: str | None = None
 
 @dataclass(slots=True)
 class GroupTables:
-    """What the group list is computed from: per master, its subscription groups and consume stats."""
+    """What the group list is computed from: per master, its subscription groups and consume lag."""
 
     addrs: list[str]
-    configs: list[Any]  # dict[str, SubscriptionGroupConfig] or the exception of that broker
-    stats: list[Any]  # dict[str, list[ConsumeStats]] or the exception of that broker
+    configs: list[Any]  # group -> its config as the wire's object, or the exception of that broker
+    stats: list[Any]  # dict[str, GroupLag] or the exception of that broker
     at: int  # when fetched (ms)
 
 
@@ -281,61 +283,103 @@ async def fetch_group_tables(admin: MQAdminExt) -> GroupTables:
     """One GET_ALL_SUBSCRIPTIONGROUP_CONFIG and one GET_BROKER_CONSUME_STATS per master, concurrently."""
     masters = await _masters(admin)
     addrs = [a for _c, a in masters.values()]
-    results = await _gather([admin.all_subscription_group(a) for a in addrs]
-                            + [admin.broker_consume_stats(a) for a in addrs])
+    results = await _gather([admin.all_subscription_group_raw(a) for a in addrs]
+                            + [admin.broker_consume_lag(a) for a in addrs])
     return GroupTables(addrs, results[:len(addrs)], results[len(addrs):], int(time.time() * 1000))
+
+
+def _settings(cfg: dict) -> dict:
+    """The SubscriptionGroupConfig fields a group row shows (RocketMQ's defaults where absent or unreadable)."""
+    try:
+        return {"retryMaxTimes": as_int(cfg.get("retryMaxTimes"), 16, "retryMaxTimes"),
+                "consumeEnable": as_bool(cfg.get("consumeEnable"), True),
+                "broadcast": as_bool(cfg.get("consumeBroadcastEnable"), True)}
+    except BodyError:
+        return {"retryMaxTimes": 16, "consumeEnable": True, "broadcast": True}
+
+
+def _config_rows(configs: list[Any]) -> dict[str, dict]:
+    groups: dict[str, dict] = {}
+    for table in configs:
+        if isinstance(table, BaseException):
+            continue
+        for g, cfg in table.items():
+            row = groups.get(g)
+            if row is None:
+                if not isinstance(cfg, dict):
+                    continue
+                row = groups[g] = {"group": g, "system": g in SYSTEM_GROUPS or is_sys_consumer_group(g),
+                                   "brokers": 0, "consumeTps": 0.0, "diff": 0, "lagMillis": 0, **_settings(cfg)}
+            row["brokers"] += 1
+    return groups
+
+
+def _add_lag(groups: dict[str, dict], stats: list[Any], at: int) -> None:
+    for per_broker in stats:
+        if isinstance(per_broker, BaseException):
+            continue
+        for g, row in groups.items():
+            lag = per_broker.get(g)
+            if lag is None:
+                continue
+            row["consumeTps"] += lag.consumeTps
+            row["diff"] += lag.diff
+            if lag.oldest > 0:  # lag in time: how old the last consumed message of a lagging queue is
+                row["lagMillis"] = max(row["lagMillis"], at - lag.oldest)
 
 
 def group_rows(tables: GroupTables) -> dict[str, dict]:
     """group -> {group, brokers, consumeTps, diff, lagMillis, retryMaxTimes, consumeEnable, broadcast}."""
-    groups: dict[str, dict] = {}
-    for table in tables.configs:
-        if isinstance(table, BaseException):
-            continue
-        for g, cfg in table.items():
-            groups.setdefault(g, {"group": g, "system": g in SYSTEM_GROUPS or is_sys_consumer_group(g),
-                                  "brokers": 0, "consumeTps": 0.0, "diff": 0, "lagMillis": 0,
-                                  "retryMaxTimes": cfg.retryMaxTimes, "consumeEnable": cfg.consumeEnable,
-                                  "broadcast": cfg.consumeBroadcastEnable})["brokers"] += 1
-    for per_broker in tables.stats:
-        if isinstance(per_broker, BaseException):
-            continue
-        for g, stat_list in per_broker.items():
-            row = groups.get(g)
-            if row is None:
-                continue
-            for cs in stat_list:
-                row["consumeTps"] += cs.consumeTps
-                for ow in cs.offsetTable.values():
-                    d = ow.brokerOffset - ow.consumerOffset
-                    if d > 0:
-                        row["diff"] += d
-                        if ow.lastTimestamp > 0:  # lag in time: how old the last consumed message is
-                            row["lagMillis"] = max(row["lagMillis"], tables.at - ow.lastTimestamp)
+    groups = _config_rows(tables.configs)
+    _add_lag(groups, tables.stats, tables.at)
     return groups
+
+
+def _page_lag(body: bytes, names: set[str]) -> dict[str, Any] | BaseException:
+    try:
+        return consume_lag(body, names) if body else {}
+    except (ValueError, AttributeError, TypeError) as e:  # a body of another shape: that broker's rows stay 0
+        return e
 
 
 async def list_groups(admin: MQAdminExt, query: str | None = None, offset: int = 0, limit: int = 50,
                       with_clients: bool = True, tables: GroupTables | None = None, system: bool = True) -> dict:
-    """Groups with TPS and lag (messages, time) from :func:`fetch_group_tables` (or the ``tables`` given,
-    e.g. a recent sample), and the clients of the rows on this page: at most ``limit``
-    GET_CONSUMER_CONNECTION_LIST calls, so the RPCs of a page stay fixed as groups grow."""
+    """Groups with TPS and lag (messages, time) read live (one GET_ALL_SUBSCRIPTIONGROUP_CONFIG and one
+    GET_BROKER_CONSUME_STATS per master) or from the ``tables`` given (e.g. a recent sample), and the
+    clients of the rows on this page: at most ``limit`` GET_CONSUMER_CONNECTION_LIST calls, so the RPCs of
+    a page stay fixed as groups grow. Read live, the page's connection calls overlap the consume stats
+    (the page's rows follow from the group names alone)."""
     offset = _int(offset, "offset", 0, 10**9)
     limit = _int(limit, "limit", 1, 500)
-    if tables is None:
-        tables = await fetch_group_tables(admin)
-    groups = group_rows(tables)
-    rows = [groups[g] for g in sorted(groups)
-            if (not query or query.lower() in g.lower()) and (system or not groups[g]["system"])]
-    page = rows[offset:offset + limit]
-    if with_clients and page and tables.addrs:
-        conns = await _gather([admin.consumer_connection(r["group"], tables.addrs[0]) for r in page])
-        for r, cc in zip(page, conns, strict=True):
-            if isinstance(cc, BaseException):
-                r.update(clients=0, consumeType="", messageModel="")
-            else:
-                r.update(clients=len(cc.connectionSet), consumeType=cc.consumeType or "",
-                         messageModel=cc.messageModel or "")
+    lag_task: asyncio.Future | None = None
+    try:
+        if tables is None:
+            addrs = [a for _c, a in (await _masters(admin)).values()]
+            lag_task = asyncio.ensure_future(_gather([admin.broker_consume_stats_body(a) for a in addrs]))
+            configs = await _gather([admin.all_subscription_group_raw(a) for a in addrs])
+        else:
+            addrs, configs = tables.addrs, tables.configs
+        groups = _config_rows(configs)
+        rows = [groups[g] for g in sorted(groups)
+                if (not query or query.lower() in g.lower()) and (system or not groups[g]["system"])]
+        page = rows[offset:offset + limit]
+        conns = []
+        if with_clients and page and addrs:
+            conns = await _gather([admin.consumer_connection(r["group"], addrs[0]) for r in page])
+        if lag_task is not None:  # only the page's groups are read out of the answers
+            names = {r["group"] for r in page}
+            stats = [b if isinstance(b, BaseException) else _page_lag(b, names) for b in await lag_task]
+            tables = GroupTables(addrs, configs, stats, int(time.time() * 1000))
+    finally:
+        if lag_task is not None and not lag_task.done():
+            lag_task.cancel()
+    _add_lag({r["group"]: r for r in page}, tables.stats, tables.at)
+    for r, cc in zip(page, conns, strict=False):
+        if isinstance(cc, BaseException):
+            r.update(clients=0, consumeType="", messageModel="")
+        else:
+            r.update(clients=len(cc.connectionSet), consumeType=cc.consumeType or "",
+                     messageModel=cc.messageModel or "")
     return {"groups": page, "total": len(rows), "offset": offset, "limit": limit, "sampledAt": tables.at}
 
 

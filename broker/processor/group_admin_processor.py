@@ -9,10 +9,13 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from broker.broker_stats_manager import BrokerStatsManager
 from broker.config import BrokerConfig
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import ConsumerOffsetManager
+from broker.processor.consume_stats_writer import ConsumeStatsWriter, json_str
 from broker.producer_manager import ProducerManager
 from broker.role_state import RoleState
 from broker.subscription_group_manager import SubscriptionGroupManager
@@ -31,7 +34,7 @@ from remoting.header.broker import (
 )
 
 if TYPE_CHECKING:  # imported where used: not needed to start a broker
-    from remoting.body.consumer import ConsumeStats, MessageQueue
+    from remoting.body.consumer import MessageQueue
 from remoting.codes import LanguageCode, RequestCode, ResponseCode
 from remoting.command import RemotingCommand
 from store.message_store import MessageStore
@@ -98,18 +101,18 @@ class GroupAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS)
 
     def get_all_subscription_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        return req.response_to(ResponseCode.SUCCESS, body=self.groups.build_wrapper().to_json())
+        # The wrapper's tree has text keys and no nulls, where orjson writes fastjson's default form
+        # byte for byte (non-ASCII as UTF-8), ~6x faster than the general writer for 500 groups.
+        return req.response_to(ResponseCode.SUCCESS, body=orjson.dumps(self.groups.build_wrapper().to_obj()))
 
     # -- progress -------------------------------------------------------------------
 
     def get_consume_stats(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        # imported on first use: not loaded at broker start-up (start-up time)
-        from remoting.body.consumer import ConsumeStats, MessageQueue, OffsetWrapper
-
         h = req.decode_header(GetConsumeStatsRequestHeader)
         group = h.consumerGroup
         topics = {h.topic} if h.topic else self.offsets.which_topic_by_consumer(group)
-        stats = ConsumeStats()
+        writer = ConsumeStatsWriter(self.broker_config.brokerName, self.store, self.offsets)
+        entries: list[str] = []
         tps = 0.0
         g = self.consumers.get_consumer_group_info(group)
         for topic in sorted(topics):
@@ -118,56 +121,36 @@ class GroupAdminProcessor:
                 continue
             if g is not None and g.subscription_table and topic not in g.subscription_table:
                 continue
-            for qid in range(tc.readQueueNums):
-                mq = MessageQueue(topic=topic, brokerName=self.broker_config.brokerName, queueId=qid)
-                broker_offset = max(0, self.store.get_max_offset_in_queue(topic, qid))
-                consumer_offset = max(0, self.offsets.query_offset(group, topic, qid))
-                last = 0
-                if consumer_offset > 0:
-                    last = max(0, self.store.get_message_store_timestamp(topic, qid, consumer_offset - 1))
-                stats.offsetTable[mq] = OffsetWrapper(broker_offset, consumer_offset, last)
+            writer.entries(group, topic, tc.readQueueNums, entries)
             tps += self.stats.group_get_tps(group, topic)
-        stats.consumeTps = tps
-        return req.response_to(ResponseCode.SUCCESS, body=stats.to_json())
-
-    def _consume_stats(self, group: str, topic: str, queue_nums: int) -> ConsumeStats:
-        # imported on first use: not loaded at broker start-up (start-up time)
-        from remoting.body.consumer import ConsumeStats, MessageQueue, OffsetWrapper
-
-        stats = ConsumeStats()
-        for qid in range(queue_nums):
-            mq = MessageQueue(topic=topic, brokerName=self.broker_config.brokerName, queueId=qid)
-            broker_offset = max(0, self.store.get_max_offset_in_queue(topic, qid))
-            consumer_offset = max(0, self.offsets.query_offset(group, topic, qid))
-            last = 0
-            if consumer_offset > 0:
-                last = max(0, self.store.get_message_store_timestamp(topic, qid, consumer_offset - 1))
-            stats.offsetTable[mq] = OffsetWrapper(broker_offset, consumer_offset, last)
-        stats.consumeTps = self.stats.group_get_tps(group, topic)
-        return stats
+        body = ConsumeStatsWriter.consume_stats(tps, entries)
+        return req.response_to(ResponseCode.SUCCESS, body=body.encode("utf-8"))
 
     def get_broker_consume_stats(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        """Consume progress of every subscription group on this broker (mqadmin brokerConsumeStats)."""
-
+        """Consume progress of every subscription group on this broker (mqadmin brokerConsumeStats):
+        ``{"brokerAddr","consumeStatsList":[{group:[ConsumeStats per topic]}],"totalDiff"}``."""
         only_order = str((req.ext_fields or {}).get("isOrder", "false")).lower() == "true"
-        groups_out = []
+        writer = ConsumeStatsWriter(self.broker_config.brokerName, self.store, self.offsets)
+        groups_out: list[str] = []
         total_diff = 0
         topics_of = self.offsets.topics_by_group()
+        entries: list[str] = []
         for group in list(self.groups.table):
             g = self.consumers.get_consumer_group_info(group)
-            per_group = []
+            per_group: list[str] = []
             for topic in sorted(topics_of.get(group, ())):
                 tc = self.topics.select_topic_config(topic)
                 if tc is None or (only_order and not tc.order):
                     continue
                 if g is not None and g.subscription_table and topic not in g.subscription_table:
                     continue
-                cs = self._consume_stats(group, topic, tc.writeQueueNums)
-                total_diff += sum(w.brokerOffset - w.consumerOffset for w in cs.offsetTable.values())
-                per_group.append(cs.to_obj())
-            groups_out.append({group: per_group})
-        body = {"brokerAddr": self.broker_addr, "consumeStatsList": groups_out, "totalDiff": total_diff}
-        return req.response_to(ResponseCode.SUCCESS, body=fastjson.dumps(body))
+                entries.clear()
+                total_diff += writer.entries(group, topic, tc.writeQueueNums, entries)
+                per_group.append(writer.consume_stats(self.stats.group_get_tps(group, topic), entries))
+            groups_out.append("{" + json_str(group) + ":[" + ",".join(per_group) + "]}")
+        body = (f'{{"brokerAddr":{json_str(self.broker_addr)},"consumeStatsList":[{",".join(groups_out)}],'
+                f'"totalDiff":{total_diff}}}')
+        return req.response_to(ResponseCode.SUCCESS, body=body.encode("utf-8"))
 
     def get_consumer_connection_list(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
         # imported on first use: not loaded at broker start-up (start-up time)

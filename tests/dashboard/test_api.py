@@ -271,6 +271,16 @@ async def test_groups_progress_reset_skip_and_resend(dash):
     assert next(g for g in groups["groups"] if g["group"] == group)["diff"] >= 12
     await asyncio.to_thread(dash.ok, "POST", f"/api/groups/{group}/skip-accumulated", {"topic": topic})
     assert (await progress())["diffTotal"] == 0
+    # read live: messages behind a consumed position show as lag in messages and in time
+    await _send_keys(topic, ns, 2, "lagkey")  # and the probe
+
+    async def lagging():
+        page = await asyncio.to_thread(dash.ok, "GET", "/api/groups?" + _q(q=group, fresh=1))
+        row = next(g for g in page["groups"] if g["group"] == group)
+        return row["diff"] == 3 and row
+
+    row = await async_wait_until(lagging, 15, what="three messages of lag")
+    assert row["lagMillis"] > 0 and row["brokers"] == 2 and row["clients"] == 0
 
     for method, path, body, code, needle in [
         ("GET", "/api/groups/NoSuchGroup/progress", None, 404, "NoSuchGroup"),
