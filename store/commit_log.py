@@ -81,8 +81,6 @@ _APPEND_OK = AppendMessageStatus.PUT_OK
 PREPARED_DISPATCH_CAPACITY = 65536
 # The record primitives: compiled when built, else common.record_codec's pure twin (speedups picks)
 _parse_record = speedups.parse_record
-_split_batch = speedups.split_batch
-_encode_records = speedups.encode_records
 # a single put's record (CRC included) in one call
 _write_record = speedups.write_record
 # TAGS/KEYS/UNIQ_KEY/DELAY of a single put's properties, and the NUL check, in one scan
