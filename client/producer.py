@@ -224,7 +224,8 @@ class Producer:
                 f"the message body size over max value, MAX: {self.max_message_size}", ResponseCode.MESSAGE_ILLEGAL
             )
         for k, v in msg.properties.items():
-            if any(c in "\x01\x02" for c in f"{k}{v}"):
+            kv = f"{k}{v}"
+            if "\x01" in kv or "\x02" in kv:  # substring search, not a generator per character
                 raise MQClientError(f"property {k!r} contains a separator character", ResponseCode.MESSAGE_ILLEGAL)
 
     # -- public send API -------------------------------------------------------------------------------
