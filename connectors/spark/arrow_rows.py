@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 
 from common.message import MessageConst, MessageExt
 
-__all__ = ["ArrowBatcher", "BATCH_ROWS"]
+__all__ = ["ArrowBatcher", "BATCH_ROWS", "topic_arrow_schema"]
 
 BATCH_ROWS = 4096
 
@@ -41,6 +41,13 @@ def _struct(store: bool):
     return StructType([StructField(n, t, True) for n, t in fields])
 
 
+def topic_arrow_schema(store: bool = False):
+    """The Arrow schema Spark derives from the topic (or, with ``store``, the store) schema."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(_struct(store), timezone="UTC")
+
+
 def _host(h: tuple[str, int]) -> str:
     ip, port = h
     return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
@@ -51,10 +58,9 @@ class ArrowBatcher:
 
     def __init__(self, store: bool = False, rows: int = BATCH_ROWS):
         import pyarrow as pa
-        from pyspark.sql.pandas.types import to_arrow_schema
 
         self.pa = pa
-        self.schema = to_arrow_schema(_struct(store), timezone="UTC")
+        self.schema = topic_arrow_schema(store)
         self.store = store
         self.rows = rows
 
