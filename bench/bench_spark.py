@@ -7,9 +7,10 @@ real bin/mqnamesrv + bin/mqbroker on loopback, ``--messages`` messages of ``--si
   topic in one process (pullBatchSize 32);
 * source read: ``spark.read.format("rocketmq")`` over topics of 2 and 4 queues (one
   partition per queue), materialising every row (sum of body lengths);
-* client batch send: Producer.send_batch of 64 messages, 4 batches in flight, one process;
-* sink: ``df.write.format("rocketmq")`` of a 2-partition DataFrame (each task: batches of 64,
-  4 in flight).
+* client batch send: Producer.send_batch of 64 messages, and of as many as the sink's default
+  batch holds (sendBatchBytes 256 KiB), 4 batches in flight, one process;
+* sink: ``df.write.format("rocketmq")`` of a 2-partition DataFrame (each task: its default
+  byte-sized batches, 4 in flight).
 
 Each Spark figure is the median of ``--reps`` runs after one warm-up run (the first query
 starts the Python workers). Every run is bounded by ``--timeout`` seconds.
@@ -77,8 +78,8 @@ async def create_topic(ns: str, broker: str, topic: str, queues: int) -> None:
         raise SystemExit(f"no route for {topic}")
 
 
-async def batch_send(ns: str, topic: str, n: int, size: int, timeout: float) -> float:
-    """Producer.send_batch, 64 per batch, 4 in flight; returns messages/s."""
+async def batch_send(ns: str, topic: str, n: int, size: int, timeout: float, per: int = 64) -> float:
+    """Producer.send_batch, ``per`` messages per batch, 4 in flight; returns messages/s."""
     body = b"x" * size
     async with Producer("bench_spark_pg", config=ClientConfig(namesrv_addr=ns, instance_name=f"bs{time.time_ns()}"),
                         batch_sends_under_load=False) as p:
@@ -92,13 +93,13 @@ async def batch_send(ns: str, topic: str, n: int, size: int, timeout: float) -> 
 
         t0 = time.perf_counter()
         tasks = []
-        for start in range(0, n, 64):
+        for start in range(0, n, per):
             await slots.acquire()
-            tasks.append(asyncio.ensure_future(one(min(64, n - start))))
+            tasks.append(asyncio.ensure_future(one(min(per, n - start))))
             if time.perf_counter() - t0 > timeout:
                 break
         await asyncio.gather(*tasks)
-        return sum(min(64, n - s) for s in range(0, n, 64)[: len(tasks)]) / (time.perf_counter() - t0)
+        return sum(min(per, n - s) for s in range(0, n, per)[: len(tasks)]) / (time.perf_counter() - t0)
 
 
 async def client_read(ns: str, topic: str, n: int, timeout: float) -> float:
@@ -187,7 +188,8 @@ def main() -> int:
         rates = [run_loop(batch_send(ns, f"BenchSpark{q}", n, size, a.timeout)) for q in (2, 4)]
         print(f"client batch send (fill):      {statistics.median(rates):9.0f} msg/s")
         rates = [run_loop(client_read(ns, "BenchSpark4", n, a.timeout)) for _ in range(a.reps)]
-        print(f"client read, 1 process:        {statistics.median(rates):9.0f} msg/s  runs {[round(r) for r in rates]}")
+        client_read_rate = statistics.median(rates)
+        print(f"client read, 1 process:        {client_read_rate:9.0f} msg/s  runs {[round(r) for r in rates]}")
 
         spark = session(a.master)
         for q in (2, 4):
@@ -198,7 +200,8 @@ def main() -> int:
                 return int(df.agg(F.count("body"), F.sum(F.length("body"))).collect()[0][0])
 
             med, runs = median_rate(read, n, a.reps)
-            print(f"source read, {q} partitions:    {med:9.0f} msg/s  runs {[round(r) for r in runs]}")
+            print(f"source read, {q} partitions:    {med:9.0f} msg/s  runs {[round(r) for r in runs]} "
+                  f"({100 * med / client_read_rate:.0f} % of one client process)")
 
         import json
 
@@ -213,7 +216,14 @@ def main() -> int:
 
         rates = [run_loop(batch_send(ns, "BenchSparkSink", n, size, a.timeout)) for _ in range(a.reps)]
         client_send = statistics.median(rates)
-        print(f"client batch send, 1 process:  {client_send:9.0f} msg/s  runs {[round(r) for r in rates]}")
+        print(f"client batch send, 1 process:  {client_send:9.0f} msg/s  runs {[round(r) for r in rates]} "
+              "(64 per batch)")
+        # the sink's default batches: sendBatchBytes 256 KiB at ~96 B of overhead per entry
+        per = max(1, min(1024, 256 * 1024 // (size + 96)))
+        rates = [run_loop(batch_send(ns, "BenchSparkSink", n, size, a.timeout, per)) for _ in range(a.reps)]
+        client_big = statistics.median(rates)
+        print(f"client batch send, 1 process:  {client_big:9.0f} msg/s  runs {[round(r) for r in rates]} "
+              f"({per} per batch, as the sink's default)")
 
         from pyspark.sql import functions as F
 
@@ -226,7 +236,8 @@ def main() -> int:
 
         med, runs = median_rate(write, n, a.reps)
         print(f"sink, 2 partitions:            {med:9.0f} msg/s  runs {[round(r) for r in runs]} "
-              f"({100 * med / client_send:.0f} % of the client's batch send)")
+              f"({100 * med / client_send:.0f} % of the client's batch send of 64, "
+              f"{100 * med / client_big:.0f} % of {per})")
         two = spark.createDataFrame([("a",), ("b",)], "body string").coalesce(2)
 
         def tiny_write() -> int:
