@@ -43,9 +43,15 @@ def _struct(store: bool):
 
 def topic_arrow_schema(store: bool = False):
     """The Arrow schema Spark derives from the topic (or, with ``store``, the store) schema."""
+    import inspect
+
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    return to_arrow_schema(_struct(store), timezone="UTC")
+    # PySpark >= 4.1 takes the session time zone (timestamps UTC-aware with "UTC");
+    # 4.0 has no such argument and always makes them UTC-aware
+    if "timezone" in inspect.signature(to_arrow_schema).parameters:
+        return to_arrow_schema(_struct(store), timezone="UTC")
+    return to_arrow_schema(_struct(store))
 
 
 def _host(h: tuple[str, int]) -> str:

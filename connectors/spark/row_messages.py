@@ -43,10 +43,12 @@ class SinkColumns:
 def row_messages(items: Iterable, cols: SinkColumns, default_topic: str | None,
                  key_prefix: str) -> Iterator[tuple[Message, str | None]]:
     """(message, sharding key) of every row of ``items`` (Arrow record batches or Rows), in order."""
+    import pyarrow as pa
+
     start = 0
     it = iter(items)
     for item in it:
-        if hasattr(item, "num_rows"):  # a pyarrow RecordBatch
+        if isinstance(item, pa.RecordBatch):
             n = item.num_rows
             yield from _convert(_arrow_columns(item, cols), cols, start, default_topic, key_prefix)
         else:
