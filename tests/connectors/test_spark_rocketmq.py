@@ -152,6 +152,8 @@ def test_stream_available_now_resumes_exactly_and_commits_group(spark, cluster, 
     assert sorted(ids2) == sorted(r.msg_id for r in second)  # no gap, no duplicate
     assert min(b for b, _ in run2) > max(b for b, _ in run1)
 
+    if not split:
+        return  # 4.0/4.1: a batch's end reaches the group only when Spark plans another batch (docs/spark.md)
     # the job's progress is the group's: consumerProgress shows the end offsets
     meta = TopicMetadata(ns)
     try:
