@@ -17,6 +17,7 @@ from itertools import count, islice, repeat
 from client.message import Message
 from common.message import MessageConst
 from connectors.spark.errors import ConnectorError
+from remoting import ResponseCode
 
 __all__ = ["SinkColumns", "row_messages", "ROW_CHUNK"]
 
@@ -86,8 +87,10 @@ def _convert(columns: list, cols: SinkColumns, start: int, default_topic: str | 
                                                           delays):
         if body.__class__ is not bytes:
             if body is None:
-                raise ConnectorError(f"row {i}: body is null")
+                raise ConnectorError(f"row {i}: body is null", ResponseCode.MESSAGE_ILLEGAL)
             body = body.encode() if isinstance(body, str) else bytes(body)
+        if not body:
+            raise ConnectorError(f"row {i}: the message body length is zero", ResponseCode.MESSAGE_ILLEGAL)
         topic = topic or default_topic
         if not topic:
             raise ConnectorError(f"row {i}: topic column is null and no topic option is set")
@@ -98,5 +101,15 @@ def _convert(columns: list, cols: SinkColumns, start: int, default_topic: str | 
             p = {uniq: f"{key_prefix}{i:012X}"}
         if key is not None and key.__class__ is not str:
             key = " ".join(k for k in key if k)
-        yield Message(topic, body, tag or None, key or None, properties=p,
-                      delay_time_level=int(delay) if delay else 0), shard
+        msg = Message(topic, body, tag or None, key or None, properties=p, delay_time_level=int(delay) if delay else 0)
+        if prop or tag or key:  # the batch sender does not check entries again: separators end a property
+            _check_separators(i, msg.properties)
+        yield msg, shard
+
+
+def _check_separators(row: int, props: dict[str, str]) -> None:
+    for k, v in props.items():
+        kv = f"{k}{v}"
+        if "\x01" in kv or "\x02" in kv:
+            raise ConnectorError(f"row {row}: property {k!r} contains a separator character (\\x01 or \\x02)",
+                                 ResponseCode.MESSAGE_ILLEGAL)

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from client.client_config import ClientConfig
 from client.exceptions import MQBrokerError, MQClientError
 from client.message import Message, MessageQueue, SendResult, SendStatus
-from client.producer import Producer, select_message_queue_by_hash
+from client.producer import EncodedBatch, Producer, select_message_queue_by_hash
+from common.message import MessageConst, encode_batch_body
 from connectors.spark.errors import ConnectorError
 from remoting import RemotingError
 
@@ -31,6 +32,7 @@ DEFAULT_IN_FLIGHT = 4
 # a batch entry's header (20 B), properties length (2 B) and a UNIQ_KEY property (~42 B), rounded up:
 # the estimate only sizes batches; the broker's maxMessageSize (4 MiB) is far above the default target
 _ENTRY_OVERHEAD = 96
+_UNIQ = MessageConst.UNIQ_KEY
 
 
 @dataclass(slots=True)
@@ -123,8 +125,10 @@ class SendPipeline:
             try:
                 if len(msgs) == 1:
                     result = await producer.send(msgs[0], mq)
-                else:
-                    result = await producer.send_batch(msgs, mq)
+                else:  # entries checked by row_messages: the producer checks topic and size only
+                    batch = EncodedBatch(msgs[0].topic, encode_batch_body(msgs),
+                                         [m.properties[_UNIQ] for m in msgs])
+                    result = await producer.send_encoded_batch(batch, mq)
             except MQBrokerError as e:
                 raise ConnectorError(f"sending {len(msgs)} message(s) to {msgs[0].topic} failed: CODE: {e.code} "
                                      f"DESC: {e.remark} BROKER: {e.addr}", e.code) from e

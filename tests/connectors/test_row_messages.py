@@ -71,3 +71,18 @@ def test_bad_rows_name_the_row(row, words):
                                types.StructField("topic", types.StringType())])
     with pytest.raises(ConnectorError, match=words):
         list(row_messages([("ok", "T"), row], SinkColumns(schema), None, "P" * 20))
+
+
+@pytest.mark.parametrize("row, words", [
+    ((b"",), "row 0: the message body length is zero"),
+    (("x", {"k": "a\x02b"}), "row 0: property 'k' contains a separator character"),
+    (("x", None, "Tag\x01A"), "row 0: property 'TAGS' contains a separator character"),
+])
+def test_entries_the_batch_sender_will_not_check_are_refused_here(row, words):
+    schema = types.StructType([types.StructField("body", types.BinaryType()),
+                               types.StructField("properties", types.MapType(types.StringType(), types.StringType())),
+                               types.StructField("tags", types.StringType())])
+    row = (*row, *([None] * (3 - len(row))))
+    with pytest.raises(ConnectorError, match=words) as ei:
+        list(row_messages([row], SinkColumns(schema), "T", "P" * 20))
+    assert ei.value.code == 13  # MESSAGE_ILLEGAL, as the producer's own checks answer
