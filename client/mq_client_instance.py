@@ -152,6 +152,11 @@ class MQClientInstance:
         # wait completes, so a loop could survive cancel(); it then exits on `started`.
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=5)
+        fetches = list(self._route_fetches.values())
+        for t in fetches:  # shielded from their callers' cancellation: stop them here
+            t.cancel()
+        if fetches:
+            await asyncio.wait(fetches, timeout=5)
         await self.unregister_all()
         await self.remoting.close()
 
@@ -221,7 +226,9 @@ class MQClientInstance:
         if fetch is None:
             fetch = asyncio.get_running_loop().create_task(self._update_route(topic, default_topic, default_queue_nums))
             self._route_fetches[key] = fetch
-            fetch.add_done_callback(lambda _t: self._route_fetches.pop(key, None))
+            fetch.add_done_callback(lambda t: (self._route_fetches.pop(key, None), t.cancelled() or t.exception()))
+        # shielded: one caller's cancellation must not fail the others; the done callback retrieves
+        # the outcome for when every caller is gone (a short-lived producer shut down meanwhile)
         return await asyncio.shield(fetch)
 
     async def _update_route(self, topic: str, default_topic: str | None, default_queue_nums: int) -> bool:

@@ -16,6 +16,7 @@ import random
 import time
 import zlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from client.client_config import ClientConfig, group_config
@@ -39,6 +40,7 @@ from remoting.header.broker import SendMessageRequestHeaderV2, SendMessageRespon
 
 __all__ = [
     "Producer",
+    "EncodedBatch",
     "MessageQueueSelector",
     "select_message_queue_by_hash",
     "select_message_queue_by_random",
@@ -68,6 +70,19 @@ def select_message_queue_by_hash(mqs: list[MessageQueue], msg: Message, arg: Any
 def select_message_queue_by_random(mqs: list[MessageQueue], msg: Message, arg: Any) -> MessageQueue:
     """Java SelectMessageQueueByRandom."""
     return random.choice(mqs)
+
+
+@dataclass(slots=True)
+class EncodedBatch:
+    """A SEND_BATCH_MESSAGE body encoded by its sender (``encode_batch_body``), each entry with its UNIQ_KEY.
+
+    For senders that build and check many messages themselves (a Spark sink task): the producer
+    checks the topic and the total size only, not every entry again.
+    """
+
+    topic: str
+    body: bytes
+    uniq_keys: list[str]
 
 
 class Producer:
@@ -219,7 +234,8 @@ class Producer:
                 f"the message body size over max value, MAX: {self.max_message_size}", ResponseCode.MESSAGE_ILLEGAL
             )
         for k, v in msg.properties.items():
-            if any(c in "\x01\x02" for c in f"{k}{v}"):
+            kv = f"{k}{v}"
+            if "\x01" in kv or "\x02" in kv:  # substring search, not a generator per character
                 raise MQClientError(f"property {k!r} contains a separator character", ResponseCode.MESSAGE_ILLEGAL)
 
     # -- public send API -------------------------------------------------------------------------------
@@ -308,6 +324,24 @@ class Producer:
             return await self._send_to_queue(batch, mq, None, None, timeout, "SYNC")
         return await self._send_default(batch, timeout, "SYNC")
 
+    async def send_encoded_batch(self, batch: EncodedBatch, mq: MessageQueue | None = None,
+                                 timeout: float | None = None) -> SendResult:
+        """Send a batch body its caller encoded and checked entry by entry (see :class:`EncodedBatch`)."""
+        err = check_topic(batch.topic)
+        if err:
+            raise MQClientError(err, ResponseCode.MESSAGE_ILLEGAL)
+        if is_not_allowed_send_topic(batch.topic) or batch.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            raise MQClientError(f"Sending a batch to topic[{batch.topic}] is forbidden.", ResponseCode.NO_PERMISSION)
+        if not batch.body:
+            raise MQClientError("batch is empty", ResponseCode.MESSAGE_ILLEGAL)
+        if len(batch.body) > self.max_message_size:
+            raise MQClientError(f"the batch size over max value, MAX: {self.max_message_size}",
+                                ResponseCode.MESSAGE_ILLEGAL)
+        timeout = self.send_msg_timeout if timeout is None else timeout
+        if mq is not None:
+            return await self._send_to_queue(batch, mq, None, None, timeout, "SYNC")
+        return await self._send_default(batch, timeout, "SYNC")
+
     # -- send paths ----------------------------------------------------------------------------------------
 
     async def _send_to_queue(self, msg, mq, selector, arg, timeout: float, mode: str):
@@ -387,6 +421,8 @@ class Producer:
         """(body, sysFlag, properties, is_batch) for the wire."""
         if isinstance(msg, MessageBatch):
             return encode_batch_body(msg.messages), 0, {}, True
+        if isinstance(msg, EncodedBatch):
+            return msg.body, 0, {}, True
         props = msg.properties
         if MessageConst.UNIQ_KEY not in props:
             props[MessageConst.UNIQ_KEY] = self._ids.create_uniq_id()
@@ -440,6 +476,8 @@ class Producer:
         rh = resp.decode_header(SendMessageResponseHeader)
         if isinstance(msg, MessageBatch):
             uniq = ",".join(m.properties.get(MessageConst.UNIQ_KEY, "") for m in msg.messages)
+        elif isinstance(msg, EncodedBatch):
+            uniq = ",".join(msg.uniq_keys)
         else:
             uniq = msg.properties.get(MessageConst.UNIQ_KEY, "")
         ext = resp.ext_fields or {}

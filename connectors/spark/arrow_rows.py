@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 
 from common.message import MessageConst, MessageExt
 
-__all__ = ["ArrowBatcher", "BATCH_ROWS"]
+__all__ = ["ArrowBatcher", "BATCH_ROWS", "topic_arrow_schema"]
 
 BATCH_ROWS = 4096
 
@@ -41,6 +41,19 @@ def _struct(store: bool):
     return StructType([StructField(n, t, True) for n, t in fields])
 
 
+def topic_arrow_schema(store: bool = False):
+    """The Arrow schema Spark derives from the topic (or, with ``store``, the store) schema."""
+    import inspect
+
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    # PySpark >= 4.1 takes the session time zone (timestamps UTC-aware with "UTC");
+    # 4.0 has no such argument and always makes them UTC-aware
+    if "timezone" in inspect.signature(to_arrow_schema).parameters:
+        return to_arrow_schema(_struct(store), timezone="UTC")
+    return to_arrow_schema(_struct(store))
+
+
 def _host(h: tuple[str, int]) -> str:
     ip, port = h
     return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
@@ -51,10 +64,9 @@ class ArrowBatcher:
 
     def __init__(self, store: bool = False, rows: int = BATCH_ROWS):
         import pyarrow as pa
-        from pyspark.sql.pandas.types import to_arrow_schema
 
         self.pa = pa
-        self.schema = to_arrow_schema(_struct(store), timezone="UTC")
+        self.schema = topic_arrow_schema(store)
         self.store = store
         self.rows = rows
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from common.topic_validator import check_topic, validate_group
 from connectors.spark.errors import ConnectorError
 from connectors.spark.offsets import QueueKey, parse_assign, parse_offsets
+from connectors.spark.send_pipeline import DEFAULT_BATCH_BYTES, DEFAULT_BATCH_MESSAGES, DEFAULT_IN_FLIGHT
 
 __all__ = ["SourceOptions", "SinkOptions", "StoreOptions", "DEFAULT_READER_GROUP"]
 
@@ -148,6 +149,8 @@ class SinkOptions:
     topic: str | None
     producer_group: str
     batch_size: int
+    batch_bytes: int
+    in_flight: int
     timeout: float
 
     @classmethod
@@ -163,7 +166,9 @@ class SinkOptions:
         err = validate_group(group)
         if err:
             raise ConnectorError(f"option producerGroup: {err}")
-        return cls(ns, topic, group, _int(opts, "sendBatchSize", 64, 1), _int(opts, "timeoutMs", 10000, 100) / 1000.0)
+        return cls(ns, topic, group, _int(opts, "sendBatchSize", DEFAULT_BATCH_MESSAGES, 1),
+                   _int(opts, "sendBatchBytes", DEFAULT_BATCH_BYTES, 1024),
+                   _int(opts, "sendInFlight", DEFAULT_IN_FLIGHT, 1), _int(opts, "timeoutMs", 10000, 100) / 1000.0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,8 +55,31 @@ class RangePuller:
     def _name(self) -> str:
         return f"{self.topic}/{self.broker}/{self.queue_id}"
 
+    @property
+    def tags(self) -> set[str] | None:
+        """The tags the subscription keeps (None: every message)."""
+        return self._tags
+
     def messages(self) -> Iterator[MessageExt]:
         """The range's messages in queue order (tag-filtered, bodies inflated)."""
+        for body, lo, hi in self.answers():
+            for m in decode_messages(body):
+                q = m.queue_offset
+                if q < lo:
+                    continue
+                if q >= hi:
+                    break
+                if self._tags is not None and m.properties.get(MessageConst.TAGS) not in self._tags:
+                    continue
+                decompress_body(m)
+                yield m
+
+    def answers(self) -> Iterator[tuple[bytes, int, int]]:
+        """The FOUND answers' bodies in queue order, each with the queue offsets ``[lo, hi)`` of it to use.
+
+        A body's records are in queue order; those below ``lo`` were used already (an answer that
+        overlaps a gap pull), those from ``hi`` on lie past the range. Tags are not filtered here.
+        """
         if self.start >= self.end:
             return
         loop = new_event_loop()
@@ -76,7 +99,7 @@ class RangePuller:
         )
         return api.pull_message(self.addr, h, self.timeout)
 
-    def _run(self, loop: asyncio.AbstractEventLoop, api: MQClientAPI) -> Iterator[MessageExt]:
+    def _run(self, loop: asyncio.AbstractEventLoop, api: MQClientAPI) -> Iterator[tuple[bytes, int, int]]:
         end = self.end
         nxt = self.start  # next offset owed to the caller
         issued = self.start  # first offset not yet requested
@@ -113,17 +136,8 @@ class RangePuller:
                     log.warning("queue %s: no message at %d (max %d); range ends early", self._name(), off,
                                 rh.maxOffset)
                     return
-                if code == _FOUND:
-                    for m in decode_messages(resp.body or b""):
-                        q = m.queue_offset
-                        if q < nxt:
-                            continue
-                        if q >= end:
-                            break
-                        if self._tags is not None and m.properties.get(MessageConst.TAGS) not in self._tags:
-                            continue
-                        decompress_body(m)
-                        yield m
+                if code == _FOUND and resp.body:
+                    yield resp.body, nxt, end
                 covered = min(max(nb, off), end)
                 if covered == off:
                     raise ConnectorError(f"queue {self._name()}: the broker made no progress at offset {off} "

@@ -3,8 +3,8 @@
 Columns: ``body`` (binary or string; ``value`` accepted as an alias), optional
 ``topic`` (else the ``topic`` option), ``tags``, ``keys`` (string or array),
 ``properties`` (map), ``shardingKey`` (same key -> same queue, in order) and
-``delayTimeLevel``. Rows go out in SEND_BATCH_MESSAGE batches, a few in
-flight, and a task ends only when every send answered SEND_OK: at least
+``delayTimeLevel``. Rows go out in SEND_BATCH_MESSAGE batches sized by bytes,
+a few in flight, and a task ends only when every send answered SEND_OK: at least
 once. Every message gets a UNIQ_KEY derived from (query, batch, partition,
 row), so a retried task sends the same keys again and duplicates can be
 recognised downstream.
@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
@@ -27,7 +26,8 @@ except ImportError:  # PySpark 4.0: rows
 
 from connectors.spark.errors import ConnectorError
 from connectors.spark.options import SinkOptions
-from connectors.spark.send_pipeline import OutMessage, SendPipeline
+from connectors.spark.row_messages import SinkColumns, row_messages
+from connectors.spark.send_pipeline import SendPipeline
 from remoting import run as run_loop
 
 __all__ = ["RocketMQWriter", "RocketMQStreamWriter", "check_sink_schema", "uniq_key_prefix"]
@@ -68,55 +68,6 @@ class SentCount(WriterCommitMessage):
     messages: int
 
 
-class _Columns:
-    """Field positions of the sink's columns in the rows Spark hands the task."""
-
-    def __init__(self, schema):
-        pos = {f.name.lower(): i for i, f in enumerate(schema.fields)}
-        self.body = pos.get("body", pos.get("value"))
-        self.topic = pos.get("topic")
-        self.tags = pos.get("tags")
-        self.keys = pos.get("keys")
-        self.props = pos.get("properties")
-        self.sharding = pos.get("shardingkey")
-        self.delay = pos.get("delaytimelevel")
-
-
-def _rows_to_messages(rows, cols: _Columns, default_topic: str | None, key_prefix: str) -> Iterator[OutMessage]:
-    for i, row in enumerate(rows):
-        body = row[cols.body]
-        if body is None:
-            raise ConnectorError(f"row {i}: body is null")
-        if isinstance(body, str):
-            body = body.encode()
-        topic = (row[cols.topic] if cols.topic is not None else None) or default_topic
-        if not topic:
-            raise ConnectorError(f"row {i}: topic column is null and no topic option is set")
-        props: dict[str, str] = {}
-        if cols.props is not None and row[cols.props]:
-            pv = row[cols.props]  # a dict from a Row, (key, value) pairs from Arrow
-            props.update({str(k): str(v) for k, v in (pv.items() if isinstance(pv, dict) else pv) if v is not None})
-        tags = row[cols.tags] if cols.tags is not None else None
-        keys = row[cols.keys] if cols.keys is not None else None
-        if keys is not None and not isinstance(keys, str):
-            keys = " ".join(k for k in keys if k)
-        sharding = row[cols.sharding] if cols.sharding is not None else None
-        delay = row[cols.delay] if cols.delay is not None else None
-        yield OutMessage(topic, bytes(body), tags or None, keys or None, props, sharding, int(delay or 0),
-                         f"{key_prefix}{i:012X}")
-
-
-def _rows(iterator) -> Iterator:
-    """Rows (indexable by column position) from Spark Rows or Arrow record batches."""
-    import pyarrow as pa
-
-    for item in iterator:
-        if isinstance(item, pa.RecordBatch):
-            yield from zip(*(c.to_pylist() for c in item.columns), strict=True)
-        else:
-            yield item
-
-
 def _task_scope(job_scope: str) -> tuple[str, int]:
     """(scope, partition) of the running task: the streaming query and batch when Spark tells them."""
     from pyspark import TaskContext
@@ -132,8 +83,9 @@ def _task_scope(job_scope: str) -> tuple[str, int]:
 
 def write_rows(opts: SinkOptions, schema, rows, job_scope: str) -> SentCount:
     scope, partition = _task_scope(job_scope)
-    msgs = _rows_to_messages(_rows(rows), _Columns(schema), opts.topic, uniq_key_prefix(scope, partition))
-    pipeline = SendPipeline(opts.name_server, opts.producer_group, batch_size=opts.batch_size, timeout=opts.timeout,
+    msgs = row_messages(rows, SinkColumns(schema), opts.topic, uniq_key_prefix(scope, partition))
+    pipeline = SendPipeline(opts.name_server, opts.producer_group, batch_bytes=opts.batch_bytes,
+                            batch_size=opts.batch_size, depth=opts.in_flight, timeout=opts.timeout,
                             instance=f"spark-{os.getpid()}-{partition}-{uuid.uuid4().hex[:8]}")
     return SentCount(run_loop(pipeline.send_all(msgs)))
 

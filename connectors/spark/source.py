@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from connectors.spark.arrow_rows import ArrowBatcher
 from connectors.spark.offsets import OffsetRange
 from connectors.spark.options import SinkOptions, SourceOptions
 from connectors.spark.planner import SourcePlanner
+from connectors.spark.pull_columns import PullColumns
 from connectors.spark.range_puller import RangePuller
 from connectors.spark.rows import TOPIC_SCHEMA
 from connectors.spark.topic_metadata import TopicMetadata
@@ -44,8 +44,7 @@ def read_partition(opts: SourceOptions, part: QueueRangePartition) -> Iterator:
     puller = RangePuller(opts.name_server, part.addr, r.topic, r.broker, r.queue_id, r.start, r.end,
                          group=opts.pull_group, sub_expression=opts.sub_expression, batch=opts.pull_batch_size,
                          fail_on_data_loss=opts.fail_on_data_loss, timeout=opts.timeout)
-    broker = r.broker
-    return ArrowBatcher().batches((m, broker, True, 0) for m in puller.messages())
+    return PullColumns(r.broker, f"{r.topic}/{r.broker}/{r.queue_id}", puller.tags).batches(puller.answers())
 
 
 class RocketMQBatchReader(DataSourceReader):

@@ -133,10 +133,16 @@ def test_stream_available_now_resumes_exactly_and_commits_group(spark, cluster, 
     create_topic(ns, topic, cluster.brokers, 2)
     first = send(ns, _sent(topic, 30))
     ckpt = tmp_path / "ckpt"
-    opts = {"startingOffsets": "earliest", "maxOffsetsPerTrigger": "12", "group": group}
+    from connectors.spark.stream_reader import ReadMaxRows
+
+    # PySpark 4.0/4.1 pass Python sources no read limit: Spark's AvailableNow wrapper asks the latest
+    # offset once, so a capped answer would end the run after one batch (docs/spark.md)
+    split = ReadMaxRows is not None
+    opts = {"startingOffsets": "earliest", "group": group, **({"maxOffsetsPerTrigger": "12"} if split else {})}
     run1 = _run_available_now(spark, ns, topic, ckpt, **opts)
-    assert len(run1) >= 3, f"maxOffsetsPerTrigger=12 should split 30 messages into 3+ batches: {run1}"
-    assert all(len(ids) <= 12 for _, ids in run1)
+    if split:
+        assert len(run1) >= 3, f"maxOffsetsPerTrigger=12 should split 30 messages into 3+ batches: {run1}"
+        assert all(len(ids) <= 12 for _, ids in run1)
     ids1 = [i for _, ids in run1 for i in ids]
     assert sorted(ids1) == sorted(r.msg_id for r in first)
 
@@ -146,6 +152,8 @@ def test_stream_available_now_resumes_exactly_and_commits_group(spark, cluster, 
     assert sorted(ids2) == sorted(r.msg_id for r in second)  # no gap, no duplicate
     assert min(b for b, _ in run2) > max(b for b, _ in run1)
 
+    if not split:
+        return  # 4.0/4.1: a batch's end reaches the group only when Spark plans another batch (docs/spark.md)
     # the job's progress is the group's: consumerProgress shows the end offsets
     meta = TopicMetadata(ns)
     try:
