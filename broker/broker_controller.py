@@ -40,6 +40,7 @@ from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
 from common.config import ConfigError
 from common.perm import is_readable, is_writeable
+from common.util import cancel_all
 from remoting.body.topic_config import TopicConfig, TopicConfigSerializeWrapper
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode
@@ -455,12 +456,7 @@ class BrokerController:
                     log.exception("service stop failed")
 
     async def _cancel_tasks(self) -> None:
-        tasks = self._tasks + ([self._register_task] if self._register_task is not None else [])
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        await cancel_all([*self._tasks, self._register_task])
         self._tasks.clear()
         self._register_task = None
 

@@ -31,7 +31,7 @@ from common.message import (
     MessageSysFlag,
     properties_to_string,
 )
-from common.util import now_ms
+from common.util import cancel_all, now_ms
 from store.message_store import MessageStore, PutMessageResult
 
 __all__ = [
@@ -221,11 +221,7 @@ class ScheduleMessageService:
         if not self.started:
             return
         self.started = False
-        for t in self._tasks:
-            t.cancel()
-        for t in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        await cancel_all(self._tasks)
         self._tasks.clear()
         self._events.clear()
         try:

@@ -47,6 +47,7 @@ from common.config import ConfigError
 from common.mapped_file import CreateGuard
 from common.mapped_file_queue import MappedFileQueue
 from common.message import BLANK_MAGIC_CODE, MessageExtBatch, MessageExtBrokerInner
+from common.util import cancel_all
 from dledger.config import DLedgerConfig
 from dledger.entry import BODY_OFFSET
 from dledger.mmap_file_store import DLedgerMmapFileStore
@@ -234,11 +235,7 @@ class DLedgerCommitLog:
         for the store until :meth:`shutdown`)."""
         if self._start_task is None:
             return
-        for task in (self._watch_task,):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        await cancel_all((self._watch_task,))
         with contextlib.suppress(Exception):
             await self._start_task
         if self.server.core is not None:

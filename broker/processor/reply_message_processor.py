@@ -37,10 +37,7 @@ class ReplyMessageProcessor:
     async def __call__(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
         send = self.send
         h = parse_send_header(req.ext_fields, req.code == RequestCode.SEND_REPLY_MESSAGE_V2)
-        err = send._busy(req)
-        if err is not None:
-            return err
-        tc, err = send._msg_check(req, conn, h)
+        tc, err = send.check_send(req, conn, h)
         if err is not None:
             return err
         qid = h.queueId if h.queueId >= 0 else 0

@@ -179,6 +179,13 @@ class SendMessageProcessor:
             )
         return None
 
+    def check_send(self, req: RemotingCommand, conn: Any, h: SendHeader) -> tuple[Any, RemotingCommand | None]:
+        """Every check a send (or a reply) passes before it is built: flow control, then the topic."""
+        err = self._busy(req)
+        if err is not None:
+            return None, err
+        return self._msg_check(req, conn, h)
+
     def _msg_check(self, req: RemotingCommand, conn: Any, h: SendHeader) -> tuple[Any, RemotingCommand | None]:
         """Topic legality, existence (auto-create) and queue id; returns (topic config, error)."""
         topic = h.topic
@@ -231,10 +238,7 @@ class SendMessageProcessor:
     # -- single message --------------------------------------------------------------
 
     def _send_one(self, req: RemotingCommand, conn: Any, h: SendHeader):
-        err = self._busy(req)
-        if err is not None:
-            return err
-        tc, err = self._msg_check(req, conn, h)
+        tc, err = self.check_send(req, conn, h)
         if err is not None:
             return err
         body = req.body if req.body is not None else b""
@@ -378,10 +382,7 @@ class SendMessageProcessor:
     # -- batch -----------------------------------------------------------------
 
     def _send_batch(self, req: RemotingCommand, conn: Any, h: SendHeader):
-        err = self._busy(req)
-        if err is not None:
-            return err
-        tc, err = self._msg_check(req, conn, h)
+        tc, err = self.check_send(req, conn, h)
         if err is not None:
             return err
         topic = h.topic
