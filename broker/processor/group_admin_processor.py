@@ -16,6 +16,7 @@ from broker.config import BrokerConfig
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import ConsumerOffsetManager
 from broker.processor.consume_stats_writer import ConsumeStatsWriter, json_str
+from broker.processor.master_only import master_only
 from broker.producer_manager import ProducerManager
 from broker.role_state import RoleState
 from broker.subscription_group_manager import SubscriptionGroupManager
@@ -78,9 +79,8 @@ class GroupAdminProcessor:
 
     # -- subscription groups -----------------------------------------------------
 
+    @master_only
     def update_and_create_subscription_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        if self.role.is_slave:
-            return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
         try:
             sgc = SubscriptionGroupConfig.from_json(req.body)
         except BodyError as e:
@@ -91,9 +91,8 @@ class GroupAdminProcessor:
         self.groups.update_subscription_group_config(sgc)
         return req.response_to(ResponseCode.SUCCESS)
 
+    @master_only
     def delete_subscription_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        if self.role.is_slave:
-            return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
         h = req.decode_header(DeleteSubscriptionGroupRequestHeader)
         self.groups.delete_subscription_group_config(h.groupName)
         if h.removeOffset:

@@ -12,6 +12,7 @@ from typing import Any
 from broker.config import BrokerConfig
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import ConsumerOffsetManager
+from broker.processor.master_only import master_only
 from broker.role_state import RoleState
 from broker.topic_config_manager import TopicConfigManager
 from common import topic_validator
@@ -56,9 +57,8 @@ class TopicAdminProcessor:
         self.role = role if role is not None else RoleState()
         self.register_now = register_now
 
+    @master_only
     def update_and_create_topic(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        if self.role.is_slave:
-            return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
         h = req.decode_header(CreateTopicRequestHeader)
         topic = h.topic
         if topic == self.broker_config.brokerClusterName:
@@ -88,9 +88,8 @@ class TopicAdminProcessor:
         self.topics.update_topic_config(tc)
         return req.response_to(ResponseCode.SUCCESS)
 
+    @master_only
     def delete_topic(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        if self.role.is_slave:
-            return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
         h = req.decode_header(DeleteTopicRequestHeader)
         topic = h.topic
         err = topic_validator.validate_topic(topic)
