@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
@@ -21,7 +22,11 @@ from broker.errors import ConfigFileError
 from common.util import write_file_atomic
 from remoting import fastjson
 
-__all__ = ["ConfigManager", "pretty_json", "ConfigFileError"]
+if TYPE_CHECKING:
+    from remoting.body import JsonBody
+    from remoting.body.topic_config import DataVersion
+
+__all__ = ["ConfigManager", "pretty_json", "ConfigFileError", "encode_versioned", "merge_loaded"]
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +91,31 @@ def pretty_json(obj: Any) -> str:
     out: list[str] = []
     _write(obj, 0, out)
     return "".join(out)
+
+
+_V = TypeVar("_V")
+
+
+def encode_versioned(data_version: DataVersion, table_key: str, table: Mapping[str, JsonBody]) -> str:
+    """The file of a versioned table (topics.json, subscriptionGroup.json): its data version and
+    ``table_key``: the table's entries."""
+    return pretty_json({"dataVersion": data_version.to_obj(), table_key: {k: v.to_obj() for k, v in table.items()}})
+
+
+def merge_loaded(loaded: Mapping[str, _V], current: Mapping[str, _V], invalid: Callable[[str], str | None],
+                 path: str, what: str) -> dict[str, _V]:
+    """A table read from ``path``: its entries in the file's order (so a re-persist reproduces it),
+    those with an illegal name dropped with a warning, then the entries of ``current`` (the
+    built-in defaults) it lacks."""
+    table: dict[str, _V] = {}
+    for name, value in loaded.items():
+        if invalid(name) is not None:
+            log.warning("ignoring %s with an illegal name in %s: %r", what, path, name)
+            continue
+        table[name] = value
+    for name, value in current.items():
+        table.setdefault(name, value)
+    return table
 
 
 class ConfigManager:

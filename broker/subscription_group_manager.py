@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from broker.config import BrokerConfig
-from broker.config_manager import ConfigManager, pretty_json
+from broker.config_manager import ConfigManager, encode_versioned, merge_loaded
 from common import mixall, topic_validator
 from remoting.body.subscription_group import SubscriptionGroupConfig, SubscriptionGroupWrapper
 from remoting.body.topic_config import DataVersion
@@ -79,23 +79,10 @@ class SubscriptionGroupManager(ConfigManager):
         return SubscriptionGroupWrapper(subscriptionGroupTable=dict(self.table), dataVersion=self.data_version.copy())
 
     def encode(self) -> str:
-        return pretty_json(
-            {
-                "dataVersion": self.data_version.to_obj(),
-                "subscriptionGroupTable": {k: v.to_obj() for k, v in self.table.items()},
-            }
-        )
+        return encode_versioned(self.data_version, "subscriptionGroupTable", self.table)
 
     def decode(self, tree: Any) -> None:
         wrapper = SubscriptionGroupWrapper.from_obj(tree)
-        # The file's order first (so a re-persist reproduces it), then defaults it lacks.
-        table: dict[str, SubscriptionGroupConfig] = {}
-        for name, sgc in wrapper.subscriptionGroupTable.items():
-            if topic_validator.validate_group(name) is not None:
-                log.warning("ignoring group with an illegal name in %s: %r", self.path, name)
-                continue
-            table[name] = sgc
-        for name, sgc in self.table.items():
-            table.setdefault(name, sgc)
-        self.table = table
+        self.table = merge_loaded(wrapper.subscriptionGroupTable, self.table, topic_validator.validate_group,
+                                  self.path, "group")
         self.data_version.assign_from(wrapper.dataVersion)

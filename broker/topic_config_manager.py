@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from broker.config import BrokerConfig
-from broker.config_manager import ConfigManager, pretty_json
+from broker.config_manager import ConfigManager, encode_versioned, merge_loaded
 from common import mixall, topic_validator
 from common.perm import PERM_INHERIT, PERM_READ, PERM_WRITE, is_inherited
 from remoting.body.topic_config import DataVersion, TopicConfig, TopicConfigSerializeWrapper
@@ -155,24 +155,11 @@ class TopicConfigManager(ConfigManager):
     # -- persistence ----------------------------------------------------------------
 
     def encode(self) -> str:
-        return pretty_json(
-            {
-                "dataVersion": self.data_version.to_obj(),
-                "topicConfigTable": {k: v.to_obj() for k, v in self.table.items()},
-            }
-        )
+        return encode_versioned(self.data_version, "topicConfigTable", self.table)
 
     def decode(self, tree: Any) -> None:
         wrapper = TopicConfigSerializeWrapper.from_obj(tree)
-        # The file's order first (so a re-persist reproduces it), then system topics it lacks.
-        table: dict[str, TopicConfig] = {}
-        for name, tc in wrapper.topicConfigTable.items():
-            if topic_validator.validate_topic(name) is not None:
-                log.warning("ignoring topic with an illegal name in %s: %r", self.path, name)
-                continue
-            table[name] = tc
-        for name, tc in self.table.items():
-            table.setdefault(name, tc)
-        self.table = table
+        self.table = merge_loaded(wrapper.topicConfigTable, self.table, topic_validator.validate_topic,
+                                  self.path, "topic")
         self.data_version.assign_from(wrapper.dataVersion)
 
