@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from broker.config import BrokerConfig
@@ -62,6 +63,18 @@ def _has_line_break(*values: Any) -> bool:
     return any(isinstance(v, str) and ("\n" in v or "\r" in v) for v in values)
 
 
+def _change(req: RemotingCommand, failed: int, apply: Callable[[], bool], refused: str) -> RemotingCommand | None:
+    """Apply an ACL file change: None when it went in; else the ``failed`` answer with the error's
+    text, or with ``refused`` when the store said no (4.9.7's remarks)."""
+    try:
+        ok = apply()
+    except Exception as e:  # AclException or an I/O error: the file is unchanged
+        return req.response_to(failed, str(e))
+    if not ok:
+        return req.response_to(failed, refused)
+    return None
+
+
 class AclAdminProcessor:
     """See the module docstring; ``acl`` is None when the broker runs without ACL."""
 
@@ -100,14 +113,11 @@ class AclAdminProcessor:
         failed = ResponseCode.DELETE_ACL_CONFIG_FAILED
         if self.acl is None:
             return req.response_to(failed, ACL_NOT_ENABLED)
-        try:
-            ok = self.acl.delete_account(h.accessKey)
-        except Exception as e:
-            return req.response_to(failed, str(e))
-        if not ok:
-            return req.response_to(
-                failed, f"The accessKey[{h.accessKey}] corresponding to accessConfig has been deleted failed."
-            )
+        acl = self.acl
+        err = _change(req, failed, lambda: acl.delete_account(h.accessKey),
+                      f"The accessKey[{h.accessKey}] corresponding to accessConfig has been deleted failed.")
+        if err is not None:
+            return err
         log.info("ACL account %s deleted by %s", h.accessKey, conn.remote_addr)
         return req.response_to(ResponseCode.SUCCESS)
 
@@ -118,15 +128,11 @@ class AclAdminProcessor:
             return req.response_to(failed, ACL_NOT_ENABLED)
         if _has_line_break(h.globalWhiteAddrs, h.aclFileFullPath):
             return req.response_to(failed, "ACL values must not contain line breaks")
-        try:
-            ok = self.acl.update_global_white_addrs(_split(h.globalWhiteAddrs) or [], h.aclFileFullPath or None)
-        except Exception as e:
-            return req.response_to(failed, str(e))
-        if not ok:
-            return req.response_to(
-                failed, f"The globalWhiteAddresses[{h.globalWhiteAddrs}] has been updated failed."
-            )
-        return req.response_to(ResponseCode.SUCCESS)
+        acl = self.acl
+        err = _change(req, failed,
+                      lambda: acl.update_global_white_addrs(_split(h.globalWhiteAddrs) or [], h.aclFileFullPath or None),
+                      f"The globalWhiteAddresses[{h.globalWhiteAddrs}] has been updated failed.")
+        return err if err is not None else req.response_to(ResponseCode.SUCCESS)
 
     def get_broker_cluster_acl_info(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
         if self.acl is None:
