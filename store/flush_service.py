@@ -71,6 +71,14 @@ class ThoroughFlush:
             return 0
         return least
 
+    async def round(self, flush: Callable[[int], object], least: int, thorough_interval_ms: int, what: str) -> None:
+        """One flush round in the default executor (off the event loop); a failure is logged and the
+        next round tries again."""
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, flush, self.least_pages(least, thorough_interval_ms))
+        except Exception:
+            log.exception("%s flush failed", what)
+
 
 class FlushRealTimeService:
     """Periodic CommitLog flush for ASYNC_FLUSH."""
@@ -97,7 +105,6 @@ class FlushRealTimeService:
             self.checkpoint.physic_msg_timestamp = q.store_timestamp
 
     async def run(self) -> None:
-        loop = asyncio.get_running_loop()
         while not self._stopped:
             interval = self.config.flushIntervalCommitLog / 1000.0
             if self.config.flushCommitLogTimed:
@@ -106,12 +113,8 @@ class FlushRealTimeService:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._event.wait(), interval)
                 self._event.clear()
-            least = self._thorough.least_pages(self.config.flushCommitLogLeastPages,
-                                               self.config.flushCommitLogThoroughInterval)
-            try:
-                await loop.run_in_executor(None, self._flush, least)
-            except Exception:
-                log.exception("commit log flush failed")
+            await self._thorough.round(self._flush, self.config.flushCommitLogLeastPages,
+                                       self.config.flushCommitLogThoroughInterval, "commit log")
 
     def stop(self) -> None:
         self._stopped = True
@@ -386,15 +389,10 @@ class FlushConsumeQueueService:
             self.checkpoint.flush()
 
     async def run(self) -> None:
-        loop = asyncio.get_running_loop()
         while not self._stopped:
             await asyncio.sleep(self.config.flushIntervalConsumeQueue / 1000.0)
-            least = self._thorough.least_pages(self.config.flushConsumeQueueLeastPages,
-                                               self.config.flushConsumeQueueThoroughInterval)
-            try:
-                await loop.run_in_executor(None, self.flush, least)
-            except Exception:
-                log.exception("consume queue flush failed")
+            await self._thorough.round(self.flush, self.config.flushConsumeQueueLeastPages,
+                                       self.config.flushConsumeQueueThoroughInterval, "consume queue")
 
     def stop(self) -> None:
         self._stopped = True
