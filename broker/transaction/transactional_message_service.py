@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from broker.transaction.transactional_message_bridge import PullResult, PullStatus, TransactionalMessageBridge
+from broker.transaction.transactional_message_bridge import PullResult, TransactionalMessageBridge
 from broker.transaction.transactional_message_util import (
     CHECK_MAX_TIME_TOPIC,
     HALF_TOPIC,
@@ -44,6 +44,7 @@ from common.message import (
     properties_to_string,
 )
 from common.perm import PERM_READ, PERM_WRITE
+from common.pull_status import PullStatus
 from common.util import now_ms
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
