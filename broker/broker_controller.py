@@ -45,6 +45,7 @@ from remoting.body.topic_config import TopicConfig, TopicConfigSerializeWrapper
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.fair_dispatch import FairDispatcher
 from remoting.server import RemotingServer
 from store.message_store import MessageStore
@@ -237,7 +238,7 @@ class BrokerController:
         return SlaveSynchronize(client, self.topic_config_manager, self.consumer_offset_manager,
                                 self.subscription_group_manager, self.delay_offset_path)
 
-    def _on_channel_close(self, conn: Any) -> None:
+    def _on_channel_close(self, conn: Connection) -> None:
         bc, groups = self.configs.broker, self.subscription_group_manager.table
 
         def notify(g: str) -> bool:

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from broker.config import BrokerConfig
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.header.admin_extra import (
     CreateAccessConfigRequestHeader,
     DeleteAccessConfigRequestHeader,
@@ -83,7 +84,7 @@ class AclAdminProcessor:
         self.acl = acl
         self.broker_addr = broker_addr
 
-    def update_and_create_acl_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def update_and_create_acl_config(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(CreateAccessConfigRequestHeader)
         failed = ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED
         if self.acl is None:
@@ -108,7 +109,7 @@ class AclAdminProcessor:
         log.info("ACL account %s updated by %s", h.accessKey, conn.remote_addr)
         return req.response_to(ResponseCode.SUCCESS)
 
-    def delete_acl_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def delete_acl_config(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(DeleteAccessConfigRequestHeader)
         failed = ResponseCode.DELETE_ACL_CONFIG_FAILED
         if self.acl is None:
@@ -121,7 +122,7 @@ class AclAdminProcessor:
         log.info("ACL account %s deleted by %s", h.accessKey, conn.remote_addr)
         return req.response_to(ResponseCode.SUCCESS)
 
-    def update_global_white_addrs_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def update_global_white_addrs_config(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(UpdateGlobalWhiteAddrsConfigRequestHeader)
         failed = ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED
         if self.acl is None:
@@ -134,7 +135,7 @@ class AclAdminProcessor:
                       f"The globalWhiteAddresses[{h.globalWhiteAddrs}] has been updated failed.")
         return err if err is not None else req.response_to(ResponseCode.SUCCESS)
 
-    def get_broker_cluster_acl_info(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_broker_cluster_acl_info(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         if self.acl is None:
             return req.response_to(ResponseCode.SYSTEM_ERROR, ACL_NOT_ENABLED)
         bc = self.broker_config
@@ -147,7 +148,7 @@ class AclAdminProcessor:
         )
         return req.response_to(ResponseCode.SUCCESS, header=header)
 
-    def get_broker_cluster_acl_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_broker_cluster_acl_config(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         if self.acl is None:
             return req.response_to(ResponseCode.SYSTEM_ERROR, ACL_NOT_ENABLED)
         body = json.dumps(self.acl.all_acl_config(), separators=(",", ":"), ensure_ascii=False).encode("utf-8")

@@ -14,6 +14,7 @@ from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import TOPIC_GROUP_SEPARATOR, ConsumerOffsetManager
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.header.admin_extra import QueryConsumeQueueRequestHeader, QueryCorrectionOffsetHeader
 from store.consume_queue import CQ_STORE_UNIT_SIZE
 from store.message_store import MessageStore
@@ -52,7 +53,7 @@ class ConsumeQueueAdminProcessor:
 
     # -- QUERY_CONSUME_QUEUE -------------------------------------------------------------
 
-    def query_consume_queue(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def query_consume_queue(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         """Up to ``count`` units of a queue from unit ``index`` (never past the end of that unit's file).
 
         An unknown queue is SYSTEM_ERROR "<queueId>@<topic> is not exist!". An index outside the
@@ -104,7 +105,7 @@ class ConsumeQueueAdminProcessor:
 
     # -- QUERY_CORRECTION_OFFSET ----------------------------------------------------------
 
-    def query_correction_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def query_correction_offset(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         """Per queue of ``topic``: the smallest committed offset of every group except ``filterGroups``
         (offsets below the queue's min offset are ignored); a queue where ``compareGroup`` is behind
         that minimum gets Long.MAX_VALUE (nothing to correct)."""

@@ -25,6 +25,7 @@ from common import topic_validator
 from remoting import fastjson
 from remoting.body import BodyError
 from remoting.body.subscription_group import SubscriptionGroupConfig
+from remoting.connection import Connection
 from remoting.header.broker import (
     CloneGroupOffsetRequestHeader,
     DeleteSubscriptionGroupRequestHeader,
@@ -80,7 +81,7 @@ class GroupAdminProcessor:
     # -- subscription groups -----------------------------------------------------
 
     @master_only
-    def update_and_create_subscription_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def update_and_create_subscription_group(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         try:
             sgc = SubscriptionGroupConfig.from_json(req.body)
         except BodyError as e:
@@ -92,21 +93,21 @@ class GroupAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS)
 
     @master_only
-    def delete_subscription_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def delete_subscription_group(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(DeleteSubscriptionGroupRequestHeader)
         self.groups.delete_subscription_group_config(h.groupName)
         if h.removeOffset:
             self.offsets.remove_offset(h.groupName)
         return req.response_to(ResponseCode.SUCCESS)
 
-    def get_all_subscription_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_all_subscription_group(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         # The wrapper's tree has text keys and no nulls, where orjson writes fastjson's default form
         # byte for byte (non-ASCII as UTF-8), ~6x faster than the general writer for 500 groups.
         return req.response_to(ResponseCode.SUCCESS, body=orjson.dumps(self.groups.build_wrapper().to_obj()))
 
     # -- progress -------------------------------------------------------------------
 
-    def get_consume_stats(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_consume_stats(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(GetConsumeStatsRequestHeader)
         group = h.consumerGroup
         topics = {h.topic} if h.topic else self.offsets.which_topic_by_consumer(group)
@@ -125,7 +126,7 @@ class GroupAdminProcessor:
         body = ConsumeStatsWriter.consume_stats(tps, entries)
         return req.response_to(ResponseCode.SUCCESS, body=body.encode("utf-8"))
 
-    def get_broker_consume_stats(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_broker_consume_stats(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         """Consume progress of every subscription group on this broker (mqadmin brokerConsumeStats):
         ``{"brokerAddr","consumeStatsList":[{group:[ConsumeStats per topic]}],"totalDiff"}``."""
         only_order = str((req.ext_fields or {}).get("isOrder", "false")).lower() == "true"
@@ -151,7 +152,7 @@ class GroupAdminProcessor:
                 f'"totalDiff":{total_diff}}}')
         return req.response_to(ResponseCode.SUCCESS, body=body.encode("utf-8"))
 
-    def get_consumer_connection_list(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_consumer_connection_list(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.consumer import Connection, ConsumerConnection
 
@@ -171,7 +172,7 @@ class GroupAdminProcessor:
         )
         return req.response_to(ResponseCode.SUCCESS, body=body.to_json())
 
-    def get_producer_connection_list(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_producer_connection_list(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.consumer import Connection, ProducerConnection
 
@@ -189,7 +190,7 @@ class GroupAdminProcessor:
 
     # -- offsets ----------------------------------------------------------------------
 
-    def reset_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def reset_offset(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         """INVOKE_BROKER_TO_RESET_OFFSET: compute the table and push it to every online consumer."""
         # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.consumer import MessageQueue, ResetOffsetBody, ResetOffsetBodyForC
@@ -241,7 +242,7 @@ class GroupAdminProcessor:
                 log.warning("reset offset push to %s failed", info.client_addr)
         return req.response_to(ResponseCode.SUCCESS, body=body.to_json())
 
-    async def get_consumer_status(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    async def get_consumer_status(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         """INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223): ask each online consumer of the group (or only
         ``clientAddr``, a client id) with GET_CONSUMER_STATUS_FROM_CLIENT and gather the answers as
         GetConsumerStatusBody ``consumerTable`` (clientId -> {MessageQueue: offset})."""
@@ -277,10 +278,10 @@ class GroupAdminProcessor:
         return req.response_to(ResponseCode.SUCCESS,
                                body=fastjson.dumps({"consumerTable": table, "messageQueueTable": {}}))
 
-    def get_all_consumer_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_all_consumer_offset(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         return req.response_to(ResponseCode.SUCCESS, body=self.offsets.encode_wire())
 
-    def get_all_delay_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_all_delay_offset(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         content = None
         if self.delay_offset_path and os.path.exists(self.delay_offset_path):
             with open(self.delay_offset_path, encoding="utf-8") as f:
@@ -289,7 +290,7 @@ class GroupAdminProcessor:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "No delay offset in this broker")
         return req.response_to(ResponseCode.SUCCESS, body=content.encode("utf-8") if isinstance(content, str) else content)
 
-    def clone_group_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def clone_group_offset(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(CloneGroupOffsetRequestHeader)
         err = topic_validator.validate_group(h.destGroup)
         if err is not None:

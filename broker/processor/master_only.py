@@ -10,6 +10,7 @@ from typing import Any, Protocol, TypeVar
 from broker.role_state import RoleState
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 
 __all__ = ["master_only", "SLAVE_REFUSAL"]
 
@@ -29,7 +30,7 @@ def master_only(handler: _Handler) -> _Handler:
     broker is a slave (read per request) the request is answered with the refusal instead."""
 
     @functools.wraps(handler)
-    def guarded(self: _H, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def guarded(self: _H, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         if self.role.is_slave:
             return req.response_to(ResponseCode.SYSTEM_ERROR, SLAVE_REFUSAL)
         return handler(self, req, conn)

@@ -23,6 +23,7 @@ from common.perm import is_readable
 from common.util import java_string_hash, now_ms
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.header import HeaderError
 from store.message_store import MessageStore
 
@@ -122,14 +123,14 @@ class PullMessageProcessor:
             short_polling_ms=broker_config.shortPollingTimeMills,
         )
 
-    def __call__(self, req: RemotingCommand, conn: Any) -> RemotingCommand | None:
+    def __call__(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | None:
         return self.process(req, conn, True)
 
-    def execute_wakeup(self, req: RemotingCommand, conn: Any) -> RemotingCommand | None:
+    def execute_wakeup(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | None:
         """Re-run a parked pull (never parks again)."""
         return self.process(req, conn, False)
 
-    def process(self, req: RemotingCommand, conn: Any, allow_suspend: bool) -> RemotingCommand | None:
+    def process(self, req: RemotingCommand, conn: Connection, allow_suspend: bool) -> RemotingCommand | None:
         # submodules, not the package: a per-pull import of a plain module is a dict lookup
         from broker.filter.expression_message_filter import (
             FilterNotSupportedError,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from common import topic_validator
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.header.broker import (
     GetEarliestMsgStoretimeRequestHeader,
     GetMaxOffsetRequestHeader,
@@ -37,18 +38,18 @@ class QueueOffsetProcessor:
             return req.response_to(ResponseCode.SYSTEM_ERROR, err)
         return req.response_to(ResponseCode.SUCCESS, header={key: lookup(h)})
 
-    def get_max_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_max_offset(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         return self._answer(req, GetMaxOffsetRequestHeader, "offset",
                             lambda h: self.store.get_max_offset_in_queue(h.topic, h.queueId))
 
-    def get_min_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_min_offset(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         return self._answer(req, GetMinOffsetRequestHeader, "offset",
                             lambda h: self.store.get_min_offset_in_queue(h.topic, h.queueId))
 
-    def search_offset_by_timestamp(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def search_offset_by_timestamp(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         return self._answer(req, SearchOffsetRequestHeader, "offset",
                             lambda h: self.store.get_offset_in_queue_by_time(h.topic, h.queueId, h.timestamp))
 
-    def get_earliest_msg_storetime(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_earliest_msg_storetime(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         return self._answer(req, GetEarliestMsgStoretimeRequestHeader, "timestamp",
                             lambda h: self.store.get_earliest_message_time(h.topic, h.queueId))

@@ -17,6 +17,7 @@ from common.message import MessageConst, MessageExtBrokerInner, string_to_proper
 from common.util import now_ms, tags_code
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 
 __all__ = ["ReplyMessageProcessor"]
 
@@ -34,7 +35,7 @@ class ReplyMessageProcessor:
         self.producers = producer_manager
         self.push_timeout_s = push_timeout_s
 
-    async def __call__(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    async def __call__(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         send = self.send
         h = parse_send_header(req.ext_fields, req.code == RequestCode.SEND_REPLY_MESSAGE_V2)
         tc, err = send.check_send(req, conn, h)
@@ -73,7 +74,7 @@ class ReplyMessageProcessor:
     async def _push(self, msg: MessageExtBrokerInner, h: Any, born: tuple[str, int]) -> tuple[int, str | None]:
         sender = msg.properties.get(MessageConst.REPLY_TO_CLIENT)
         channel = self.producers.find_channel(sender) if sender else None
-        if channel is None or getattr(channel, "closed", False):
+        if channel is None or channel.closed:
             return ResponseCode.SYSTEM_ERROR, f"push reply message fail, channel of <{sender}> not found."
         msg.properties[MessageConst.PUSH_REPLY_TIME] = str(now_ms())
         header = {

@@ -50,6 +50,7 @@ from remoting.codes import (
     ResponseCode,
 )
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from store.message_store import MessageStore, PutMessageStatus
 
 __all__ = ["SendMessageProcessor"]
@@ -136,7 +137,7 @@ class SendMessageProcessor:
 
     # -- entry point -----------------------------------------------------------
 
-    def process_request(self, req: RemotingCommand, conn: Any) -> RemotingCommand | Awaitable[RemotingCommand]:
+    def process_request(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | Awaitable[RemotingCommand]:
         code = req.code
         ext = req.ext_fields
         h = parse_v2_fast(ext) if code == _SEND_V2 and ext else None
@@ -179,14 +180,14 @@ class SendMessageProcessor:
             )
         return None
 
-    def check_send(self, req: RemotingCommand, conn: Any, h: SendHeader) -> tuple[Any, RemotingCommand | None]:
+    def check_send(self, req: RemotingCommand, conn: Connection, h: SendHeader) -> tuple[Any, RemotingCommand | None]:
         """Every check a send (or a reply) passes before it is built: flow control, then the topic."""
         err = self._busy(req)
         if err is not None:
             return None, err
         return self._msg_check(req, conn, h)
 
-    def _msg_check(self, req: RemotingCommand, conn: Any, h: SendHeader) -> tuple[Any, RemotingCommand | None]:
+    def _msg_check(self, req: RemotingCommand, conn: Connection, h: SendHeader) -> tuple[Any, RemotingCommand | None]:
         """Topic legality, existence (auto-create) and queue id; returns (topic config, error)."""
         topic = h.topic
         bc = self.broker_config
@@ -227,7 +228,7 @@ class SendMessageProcessor:
     def _disk_util(self) -> str:
         return disk_util(self.store.config)
 
-    def _born_host(self, conn: Any) -> tuple[str, int]:
+    def _born_host(self, conn: Connection) -> tuple[str, int]:
         bh = conn.attrs.get("born_host")
         if bh is None:
             host, _, port = conn.remote_addr.rpartition(":")
@@ -237,7 +238,7 @@ class SendMessageProcessor:
 
     # -- single message --------------------------------------------------------------
 
-    def _send_one(self, req: RemotingCommand, conn: Any, h: SendHeader):
+    def _send_one(self, req: RemotingCommand, conn: Connection, h: SendHeader):
         tc, err = self.check_send(req, conn, h)
         if err is not None:
             return err
@@ -300,12 +301,12 @@ class SendMessageProcessor:
             if err is not None:
                 return err
         if self.must_wait:
-            if self._put_list_async is not None and hasattr(conn, "defer"):
+            if self._put_list_async is not None:
                 self.waiting_puts += 1
                 self._queue(conn, req, msg, topic, len(body), answer_qid, self._append_pending_async)
                 return None
             return self._put_async(req, msg, topic, len(body), answer_qid, batch=False)
-        if self._put_list is not None and hasattr(conn, "defer"):
+        if self._put_list is not None:
             self._queue(conn, req, msg, topic, len(body), answer_qid, self._append_pending)
             return None
         result = self.store.put_message(msg)
@@ -381,7 +382,7 @@ class SendMessageProcessor:
 
     # -- batch -----------------------------------------------------------------
 
-    def _send_batch(self, req: RemotingCommand, conn: Any, h: SendHeader):
+    def _send_batch(self, req: RemotingCommand, conn: Connection, h: SendHeader):
         tc, err = self.check_send(req, conn, h)
         if err is not None:
             return err

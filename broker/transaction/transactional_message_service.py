@@ -116,7 +116,7 @@ class TransactionCheckListener:
         try:
             ch.invoke_oneway(cmd)
         except Exception as e:  # noqa: BLE001 - a dead channel only delays the next check
-            log.warning("check transaction state to %s failed: %s", getattr(ch, "remote_addr", ch), e)
+            log.warning("check transaction state to %s failed: %s", ch.remote_addr, e)
             return False
         self.checks_sent += 1
         return True
