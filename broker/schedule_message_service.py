@@ -32,6 +32,7 @@ from common.message import (
     properties_to_string,
 )
 from common.util import cancel_all, now_ms
+from store.dispatch import DispatcherBase, DispatchRequest
 from store.message_store import MessageStore, PutMessageResult
 
 __all__ = [
@@ -113,13 +114,15 @@ class DelayOffsetManager(ConfigManager):
             self.table[int(k)] = int(v)
 
 
-class _ScheduleDispatchWaker:
+class _ScheduleDispatchWaker(DispatcherBase):
     """CommitLog dispatcher: wakes the level task when a unit lands in its SCHEDULE_TOPIC_XXXX queue."""
+
+    __slots__ = ("_wake",)
 
     def __init__(self, wake: Callable[[int], None]):
         self._wake = wake
 
-    def dispatch(self, request: Any) -> None:
+    def dispatch(self, request: DispatchRequest) -> None:
         if request.topic == mixall.SCHEDULE_TOPIC and request.msg_size > 0:
             self._wake(queue_id_to_delay_level(request.queue_id))
 
