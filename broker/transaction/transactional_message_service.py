@@ -18,6 +18,7 @@ after a restart the recent op markers (and the index, for copies) tell.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 from collections import OrderedDict
@@ -105,7 +106,7 @@ class TransactionCheckListener:
             offsetMsgId=ext.msg_id,
         )
         group = ext.properties.get(MessageConst.PRODUCER_GROUP)
-        real = MessageExt(**{f: getattr(ext, f) for f in ext.__slots__})  # type: ignore[attr-defined]
+        real = dataclasses.replace(ext)  # a shallow copy: the caller replaces what it changes
         real.topic = ext.properties.get(MessageConst.REAL_TOPIC, ext.topic)
         real.queue_id = _long(ext.properties.get(MessageConst.REAL_QID), 0)
         ch = self.producers.get_available_channel(group) if group else None
@@ -419,7 +420,7 @@ class TransactionalMessageService:
         if r is None or not r.is_ok():
             log.error("re-appending half message %s failed: %s", ext.msg_id, None if r is None else r.status)
             return None
-        copy = MessageExt(**{f: getattr(ext, f) for f in ext.__slots__})  # type: ignore[attr-defined]
+        copy = dataclasses.replace(ext)  # a shallow copy: the caller replaces what it changes
         copy.properties = dict(inner.properties)
         copy.properties_string = inner.properties_string
         copy.queue_offset = r.append_result.logics_offset
