@@ -102,7 +102,7 @@ class ExpressionMessageFilter:
             return tags_code in self._codes
         return self._bitmap_match(cq_ext_unit)
 
-    def _bitmap_match(self, cq_ext_unit: Any) -> bool:
+    def _bitmap_match(self, cq_ext_unit: CqExtUnit | None) -> bool:
         data = self.consumer_filter_data
         if (
             data is None
@@ -179,7 +179,7 @@ def build_message_filter(
     *,
     enable_property_filter: bool = False,
     filter_support_retry: bool = False,
-    consumer_filter_manager: Any = None,
+    consumer_filter_manager: ConsumerFilterManager | None = None,
 ) -> ExpressionMessageFilter:
     """The MessageFilter for one pull.
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import TOPIC_GROUP_SEPARATOR, ConsumerOffsetManager
+from broker.filter import ConsumerFilterManager
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
 from remoting.connection import Connection
@@ -45,7 +46,7 @@ class ConsumeQueueAdminProcessor:
     """Reads consume-queue units and per-queue minimum committed offsets for admin tools."""
 
     def __init__(self, store: MessageStore, consumer_manager: ConsumerManager, consumer_offset_manager: ConsumerOffsetManager,
-                 consumer_filter_manager: Any = None):
+                 consumer_filter_manager: ConsumerFilterManager | None = None):
         self.store = store
         self.consumers = consumer_manager
         self.offsets = consumer_offset_manager

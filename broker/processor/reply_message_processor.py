@@ -13,6 +13,7 @@ from typing import Any
 
 from broker.processor.send_message_header import parse_send_header
 from broker.processor.send_message_processor import SendMessageProcessor
+from broker.producer_manager import ProducerManager
 from common.message import MessageConst, MessageExtBrokerInner, string_to_properties
 from common.util import now_ms, tags_code
 from remoting.codes import RequestCode, ResponseCode
@@ -30,7 +31,7 @@ _SEP = "\x02"
 class ReplyMessageProcessor:
     """Pushes replies to the requester and (optionally) stores them."""
 
-    def __init__(self, send_processor: SendMessageProcessor, producer_manager: Any, *, push_timeout_s: float = 3.0):
+    def __init__(self, send_processor: SendMessageProcessor, producer_manager: ProducerManager, *, push_timeout_s: float = 3.0):
         self.send = send_processor  # shares the send checks and message building rules
         self.producers = producer_manager
         self.push_timeout_s = push_timeout_s

@@ -24,8 +24,9 @@ import random
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
+from broker.producer_manager import ProducerManager
+from broker.topic_config_manager import TopicConfigManager
 from broker.transaction.transactional_message_bridge import PullResult, TransactionalMessageBridge
 from broker.transaction.transactional_message_util import (
     CHECK_MAX_TIME_TOPIC,
@@ -87,7 +88,8 @@ class EndResult:
 class TransactionCheckListener:
     """Acts on the check decisions: ask the producer group, or discard the half message."""
 
-    def __init__(self, bridge: TransactionalMessageBridge, producer_manager: Any, topic_config_manager: Any):
+    def __init__(self, bridge: TransactionalMessageBridge, producer_manager: ProducerManager,
+                 topic_config_manager: TopicConfigManager):
         self.bridge = bridge
         self.producers = producer_manager
         self.topics = topic_config_manager
