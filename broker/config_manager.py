@@ -13,20 +13,19 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import orjson
 
 from broker.errors import ConfigFileError
 from common.util import write_file_atomic
 from remoting import fastjson
+from remoting.body.topic_config import DataVersion
 
 if TYPE_CHECKING:
     from remoting.body import JsonBody
-    from remoting.body.topic_config import DataVersion
 
-__all__ = ["ConfigManager", "pretty_json", "ConfigFileError", "encode_versioned", "merge_loaded"]
+__all__ = ["ConfigManager", "VersionedConfigManager", "pretty_json", "ConfigFileError"]
 
 log = logging.getLogger(__name__)
 
@@ -93,31 +92,6 @@ def pretty_json(obj: Any) -> str:
     return "".join(out)
 
 
-_V = TypeVar("_V")
-
-
-def encode_versioned(data_version: DataVersion, table_key: str, table: Mapping[str, JsonBody]) -> str:
-    """The file of a versioned table (topics.json, subscriptionGroup.json): its data version and
-    ``table_key``: the table's entries."""
-    return pretty_json({"dataVersion": data_version.to_obj(), table_key: {k: v.to_obj() for k, v in table.items()}})
-
-
-def merge_loaded(loaded: Mapping[str, _V], current: Mapping[str, _V], invalid: Callable[[str], str | None],
-                 path: str, what: str) -> dict[str, _V]:
-    """A table read from ``path``: its entries in the file's order (so a re-persist reproduces it),
-    those with an illegal name dropped with a warning, then the entries of ``current`` (the
-    built-in defaults) it lacks."""
-    table: dict[str, _V] = {}
-    for name, value in loaded.items():
-        if invalid(name) is not None:
-            log.warning("ignoring %s with an illegal name in %s: %r", what, path, name)
-            continue
-        table[name] = value
-    for name, value in current.items():
-        table.setdefault(name, value)
-    return table
-
-
 class ConfigManager:
     """Base of the file-backed managers: ``encode()`` to text, ``decode(tree)`` from a parsed file."""
 
@@ -168,3 +142,45 @@ class ConfigManager:
             write_file_atomic(self.path, data)
         except OSError as e:  # a full disk: the request goes on, the next persist writes everything
             log.error("persist %s failed, kept in memory only: %s", self.path, e)
+
+
+_V = TypeVar("_V", bound="JsonBody")
+
+
+class VersionedConfigManager(ConfigManager, Generic[_V]):
+    """A table file with a data version (topics.json, subscriptionGroup.json): written as
+    ``{"dataVersion":..., <table_key>:{name: entry}}``; read back in the file's order (so a
+    re-persist reproduces it), entries with an illegal name dropped with a warning, then the
+    built-in entries the file lacks."""
+
+    #: the table's key in the file, and what an entry is called in the warnings
+    table_key: ClassVar[str]
+    entry_kind: ClassVar[str]
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.table: dict[str, _V] = {}
+        self.data_version = DataVersion()
+
+    def read_file(self, tree: Any) -> tuple[DataVersion, dict[str, _V]]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def invalid_name(self, name: str) -> str | None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def encode(self) -> str:
+        return pretty_json({"dataVersion": self.data_version.to_obj(),
+                            self.table_key: {k: v.to_obj() for k, v in self.table.items()}})
+
+    def decode(self, tree: Any) -> None:
+        version, loaded = self.read_file(tree)
+        table: dict[str, _V] = {}
+        for name, value in loaded.items():
+            if self.invalid_name(name) is not None:
+                log.warning("ignoring %s with an illegal name in %s: %r", self.entry_kind, self.path, name)
+                continue
+            table[name] = value
+        for name, value in self.table.items():
+            table.setdefault(name, value)
+        self.table = table
+        self.data_version.assign_from(version)

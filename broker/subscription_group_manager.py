@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from broker.config import BrokerConfig
-from broker.config_manager import ConfigManager, encode_versioned, merge_loaded
+from broker.config_manager import VersionedConfigManager
 from common import mixall, topic_validator
 from remoting.body.subscription_group import SubscriptionGroupConfig, SubscriptionGroupWrapper
 from remoting.body.topic_config import DataVersion
@@ -27,14 +27,15 @@ _DEFAULT_GROUPS = (
 )
 
 
-class SubscriptionGroupManager(ConfigManager):
+class SubscriptionGroupManager(VersionedConfigManager[SubscriptionGroupConfig]):
     """Group name -> SubscriptionGroupConfig; unknown groups are created on use when allowed."""
+
+    table_key = "subscriptionGroupTable"
+    entry_kind = "group"
 
     def __init__(self, broker_config: BrokerConfig, path: str):
         super().__init__(path)
         self.broker_config = broker_config
-        self.table: dict[str, SubscriptionGroupConfig] = {}
-        self.data_version = DataVersion()
         for g in _DEFAULT_GROUPS:
             self.table[g] = SubscriptionGroupConfig(groupName=g)
 
@@ -78,11 +79,9 @@ class SubscriptionGroupManager(ConfigManager):
     def build_wrapper(self) -> SubscriptionGroupWrapper:
         return SubscriptionGroupWrapper(subscriptionGroupTable=dict(self.table), dataVersion=self.data_version.copy())
 
-    def encode(self) -> str:
-        return encode_versioned(self.data_version, "subscriptionGroupTable", self.table)
-
-    def decode(self, tree: Any) -> None:
+    def read_file(self, tree: Any) -> tuple[DataVersion, dict[str, SubscriptionGroupConfig]]:
         wrapper = SubscriptionGroupWrapper.from_obj(tree)
-        self.table = merge_loaded(wrapper.subscriptionGroupTable, self.table, topic_validator.validate_group,
-                                  self.path, "group")
-        self.data_version.assign_from(wrapper.dataVersion)
+        return wrapper.dataVersion, wrapper.subscriptionGroupTable
+
+    def invalid_name(self, name: str) -> str | None:
+        return topic_validator.validate_group(name)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from broker.config import BrokerConfig
-from broker.config_manager import ConfigManager, encode_versioned, merge_loaded
+from broker.config_manager import VersionedConfigManager
 from common import mixall, topic_validator
 from common.perm import PERM_INHERIT, PERM_READ, PERM_WRITE, is_inherited
 from remoting.body.topic_config import DataVersion, TopicConfig, TopicConfigSerializeWrapper
@@ -23,14 +23,15 @@ __all__ = ["TopicConfigManager"]
 log = logging.getLogger(__name__)
 
 
-class TopicConfigManager(ConfigManager):
+class TopicConfigManager(VersionedConfigManager[TopicConfig]):
     """Topic name -> TopicConfig, with the DataVersion the NameServer sees."""
+
+    table_key = "topicConfigTable"
+    entry_kind = "topic"
 
     def __init__(self, broker_config: BrokerConfig, path: str, on_change: Callable[[], None] | None = None):
         super().__init__(path)
         self.broker_config = broker_config
-        self.table: dict[str, TopicConfig] = {}
-        self.data_version = DataVersion()
         self.on_change = on_change
         self._init_system_topics()
 
@@ -154,12 +155,10 @@ class TopicConfigManager(ConfigManager):
 
     # -- persistence ----------------------------------------------------------------
 
-    def encode(self) -> str:
-        return encode_versioned(self.data_version, "topicConfigTable", self.table)
-
-    def decode(self, tree: Any) -> None:
+    def read_file(self, tree: Any) -> tuple[DataVersion, dict[str, TopicConfig]]:
         wrapper = TopicConfigSerializeWrapper.from_obj(tree)
-        self.table = merge_loaded(wrapper.topicConfigTable, self.table, topic_validator.validate_topic,
-                                  self.path, "topic")
-        self.data_version.assign_from(wrapper.dataVersion)
+        return wrapper.dataVersion, wrapper.topicConfigTable
+
+    def invalid_name(self, name: str) -> str | None:
+        return topic_validator.validate_topic(name)
 
