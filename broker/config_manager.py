@@ -168,6 +168,12 @@ class VersionedConfigManager(ConfigManager, Generic[_V]):
     def invalid_name(self, name: str) -> str | None:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def bump(self) -> None:
+        """After a change of the table: a new data version (the NameServer and the slaves see it), then
+        the file."""
+        self.data_version.next_version()
+        self.persist()
+
     def encode(self) -> str:
         return pretty_json({"dataVersion": self.data_version.to_obj(),
                             self.table_key: {k: v.to_obj() for k, v in self.table.items()}})

@@ -54,23 +54,20 @@ class SubscriptionGroupManager(VersionedConfigManager[SubscriptionGroupConfig]):
         sgc = SubscriptionGroupConfig(groupName=group)
         self.table[group] = sgc
         log.info("auto-created subscription group %s", group)
-        self.data_version.next_version()
-        self.persist()
+        self.bump()
         return sgc
 
     def update_subscription_group_config(self, sgc: SubscriptionGroupConfig) -> None:
         old = self.table.get(sgc.groupName)
         self.table[sgc.groupName] = sgc
         log.info("%s subscription group %s", "updated" if old else "created", sgc)
-        self.data_version.next_version()
-        self.persist()
+        self.bump()
 
     def delete_subscription_group_config(self, group: str) -> bool:
         if self.table.pop(group, None) is None:
             return False
         log.info("deleted subscription group %s", group)
-        self.data_version.next_version()
-        self.persist()
+        self.bump()
         return True
 
     def contains(self, group: str) -> bool:

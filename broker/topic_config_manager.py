@@ -75,8 +75,7 @@ class TopicConfigManager(VersionedConfigManager[TopicConfig]):
     # -- changes ------------------------------------------------------------------
 
     def _changed(self, register: bool = True) -> None:
-        self.data_version.next_version()
-        self.persist()
+        self.bump()
         if register and self.on_change is not None:
             try:
                 self.on_change()
