@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from broker.broker_fast_failure import BrokerFastFailure, backlog_runtime_info
 from broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI
-from broker.broker_processors import BrokerProcessors, Managers, build_processors
+from broker.broker_processors import BrokerProcessors, build_processors
 from broker.broker_stats_manager import BrokerStatsManager, SlavePutStatsDispatcher
 from broker.config import BrokerConfig, BrokerConfigs
 from broker.consumer_manager import ConsumerManager
@@ -29,6 +29,7 @@ from broker.consumer_offset_manager import ConsumerOffsetManager
 from broker.errors import BrokerStartError
 from broker.filter import CommitLogDispatcherCalcBitMap, ConsumerFilterManager, consumer_filter_path
 from broker.ha_service import HAService
+from broker.managers import Managers
 from broker.metrics.broker_metrics_manager import BrokerMetricsManager
 from broker.metrics.install import install_metrics, start_metrics
 from broker.producer_manager import ProducerManager

@@ -11,16 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from broker.broker_stats_manager import BrokerStatsManager
 from broker.config import BrokerConfig
-from broker.consumer_manager import ConsumerManager
-from broker.consumer_offset_manager import ConsumerOffsetManager
+from broker.managers import Managers
 from broker.processor.consume_stats_writer import ConsumeStatsWriter, json_str
 from broker.processor.master_only import master_only
-from broker.producer_manager import ProducerManager
 from broker.role_state import RoleState
-from broker.subscription_group_manager import SubscriptionGroupManager
-from broker.topic_config_manager import TopicConfigManager
 from common import topic_validator
 from remoting import fastjson
 from remoting.body import BodyError
@@ -55,12 +50,7 @@ class GroupAdminProcessor:
         self,
         broker_config: BrokerConfig,
         store: MessageStore,
-        topic_config_manager: TopicConfigManager,
-        subscription_group_manager: SubscriptionGroupManager,
-        consumer_offset_manager: ConsumerOffsetManager,
-        consumer_manager: ConsumerManager,
-        producer_manager: ProducerManager,
-        stats: BrokerStatsManager,
+        managers: Managers,
         *,
         delay_offset_path: str = "",
         role: RoleState | None = None,
@@ -68,12 +58,12 @@ class GroupAdminProcessor:
     ):
         self.broker_config = broker_config
         self.store = store
-        self.topics = topic_config_manager
-        self.groups = subscription_group_manager
-        self.offsets = consumer_offset_manager
-        self.consumers = consumer_manager
-        self.producers = producer_manager
-        self.stats = stats
+        self.topics = managers.topics
+        self.groups = managers.groups
+        self.offsets = managers.offsets
+        self.consumers = managers.consumers
+        self.producers = managers.producers
+        self.stats = managers.stats
         self.delay_offset_path = delay_offset_path
         self.broker_addr = broker_addr
         self.role = role if role is not None else RoleState()

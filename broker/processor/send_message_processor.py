@@ -16,8 +16,8 @@ import random
 from collections.abc import Awaitable
 from typing import Any
 
-from broker.broker_stats_manager import BrokerStatsManager
 from broker.config import BrokerConfig
+from broker.managers import Managers
 from broker.processor.send_message_header import SendHeader, parse_send_header, parse_v2_fast
 from broker.processor.send_message_remarks import (
     FAQ_SUGGEST,
@@ -28,8 +28,6 @@ from broker.processor.send_message_remarks import (
     put_status_to_response,
 )
 from broker.processor.send_put_batcher import SendPutBatcher
-from broker.subscription_group_manager import SubscriptionGroupManager
-from broker.topic_config_manager import TopicConfigManager
 from broker.transaction.transactional_message_util import java_properties_string
 from common import mixall, topic_validator
 from common.message import (
@@ -79,9 +77,7 @@ class SendMessageProcessor:
         self,
         broker_config: BrokerConfig,
         store: MessageStore,
-        topic_config_manager: TopicConfigManager,
-        subscription_group_manager: SubscriptionGroupManager,
-        stats: BrokerStatsManager,
+        managers: Managers,
         store_host: tuple[str, int],
         *,
         max_message_size: int = 4 * 1024 * 1024,
@@ -92,9 +88,9 @@ class SendMessageProcessor:
     ):
         self.broker_config = broker_config
         self.store = store
-        self.topics = topic_config_manager
-        self.groups = subscription_group_manager
-        self.stats = stats
+        self.topics = managers.topics
+        self.groups = managers.groups
+        self.stats = managers.stats
         self.store_host = store_host
         self.max_message_size = max_message_size
         self.must_wait = must_wait  # SYNC_FLUSH / SYNC_MASTER: the put has to await durability
