@@ -168,6 +168,12 @@ class VersionedConfigManager(ConfigManager, Generic[_V]):
     def invalid_name(self, name: str) -> str | None:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def put_entry(self, name: str, value: _V) -> None:
+        """Create or replace one entry (an admin's update), logged; the caller then :meth:`bump` s."""
+        old = self.table.get(name)
+        self.table[name] = value
+        log.info("%s %s %s", "updated" if old else "created", self.entry_kind, value)
+
     def bump(self) -> None:
         """After a change of the table: a new data version (the NameServer and the slaves see it), then
         the file."""

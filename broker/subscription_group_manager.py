@@ -31,7 +31,7 @@ class SubscriptionGroupManager(VersionedConfigManager[SubscriptionGroupConfig]):
     """Group name -> SubscriptionGroupConfig; unknown groups are created on use when allowed."""
 
     table_key = "subscriptionGroupTable"
-    entry_kind = "group"
+    entry_kind = "subscription group"
 
     def __init__(self, broker_config: BrokerConfig, path: str):
         super().__init__(path)
@@ -58,9 +58,7 @@ class SubscriptionGroupManager(VersionedConfigManager[SubscriptionGroupConfig]):
         return sgc
 
     def update_subscription_group_config(self, sgc: SubscriptionGroupConfig) -> None:
-        old = self.table.get(sgc.groupName)
-        self.table[sgc.groupName] = sgc
-        log.info("%s subscription group %s", "updated" if old else "created", sgc)
+        self.put_entry(sgc.groupName, sgc)
         self.bump()
 
     def delete_subscription_group_config(self, group: str) -> bool:

@@ -129,9 +129,7 @@ class TopicConfigManager(VersionedConfigManager[TopicConfig]):
 
     def update_topic_config(self, tc: TopicConfig) -> None:
         """Create or replace a topic (UPDATE_AND_CREATE_TOPIC)."""
-        old = self.table.get(tc.topicName)
-        self.table[tc.topicName] = tc
-        log.info("%s topic %s", "updated" if old else "created", tc)
+        self.put_entry(tc.topicName, tc)
         self._changed()
 
     def update_order_topic_config(self, order_topics: set[str]) -> None:
