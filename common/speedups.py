@@ -552,36 +552,27 @@ def _py_crc32(data, value: int = 0) -> int:
 
 # -- the loader ----------------------------------------------------------------------------------
 
-pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
-    b64encode=_py_b64encode,
-    b64decode=_py_b64decode,
-    java_hash=_py_java_hash,
-    index_put=_py_index_put,
-    index_put_keys=_py_index_put_keys,
-    index_build_many=_py_index_build_many,
-    dispatch_props=record_codec.dispatch_props,
-    batch_properties=record_codec.batch_properties,
-    msg_ids=_py_msg_ids,
-    cq_put_units=consume_queue_pure.cq_put_units,
-    queue_groups=consume_queue_pure.queue_groups,
-    write_record=record_codec.write_record,
-    dispatch_requests=_py_dispatch_requests,
-    new_dispatch_request=_py_new_dispatch_request,
-    split_batch=record_codec.split_batch,
-    parse_record=record_codec.parse_record,
-    encode_records=record_codec.encode_records,
-    encode_batch=_py_encode_batch,
-    walk_records=record_codec.walk_records,
-    cq_scan=consume_queue_pure.cq_scan,
-    crc32=_py_crc32,
-    acl_mac=acl_signature_pure.acl_mac,
-    acl_pads=acl_signature_pure.acl_pads,
-)
-
 _NAMES = ("b64encode", "b64decode", "java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
           "msg_ids", "cq_put_units", "queue_groups", "encode_batch", "write_record", "dispatch_requests",
           "new_dispatch_request", "split_batch", "parse_record",
           "encode_records", "walk_records", "cq_scan", "crc32", "acl_mac", "acl_pads")
+
+# The pure twin of each name: this module's ``_py_<name>``, else the function of that name in the
+# record codec or the ConsumeQueue / ACL signature twins (one list of names, not one per twin).
+_PURE_MODULES = (record_codec, consume_queue_pure, acl_signature_pure)
+
+
+def _pure_twin(name: str):
+    here = globals().get("_py_" + name)
+    if here is not None:
+        return here
+    for module in _PURE_MODULES:
+        if name in module.__all__:
+            return getattr(module, name)
+    raise ImportError(f"no pure twin of {name}")
+
+
+pure: Speedups = types.SimpleNamespace(**{name: _pure_twin(name) for name in _NAMES})  # type: ignore[assignment]
 
 compiled: Speedups | None
 try:
