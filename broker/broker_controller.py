@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from broker.broker_fast_failure import BrokerFastFailure, backlog_runtime_info
 from broker.broker_outer_api import BrokerIdentity, BrokerOuterAPI
-from broker.broker_processors import BrokerProcessors, Managers, build_processors
+from broker.broker_processors import BrokerProcessors, build_processors
 from broker.broker_stats_manager import BrokerStatsManager, SlavePutStatsDispatcher
 from broker.config import BrokerConfig, BrokerConfigs
 from broker.consumer_manager import ConsumerManager
@@ -29,6 +29,7 @@ from broker.consumer_offset_manager import ConsumerOffsetManager
 from broker.errors import BrokerStartError
 from broker.filter import CommitLogDispatcherCalcBitMap, ConsumerFilterManager, consumer_filter_path
 from broker.ha_service import HAService
+from broker.managers import Managers
 from broker.metrics.broker_metrics_manager import BrokerMetricsManager
 from broker.metrics.install import install_metrics, start_metrics
 from broker.producer_manager import ProducerManager
@@ -40,10 +41,12 @@ from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
 from common.config import ConfigError
 from common.perm import is_readable, is_writeable
+from common.util import cancel_all
 from remoting.body.topic_config import TopicConfig, TopicConfigSerializeWrapper
 from remoting.client import RemotingClient
 from remoting.codes import RequestCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.fair_dispatch import FairDispatcher
 from remoting.server import RemotingServer
 from store.message_store import MessageStore
@@ -236,7 +239,7 @@ class BrokerController:
         return SlaveSynchronize(client, self.topic_config_manager, self.consumer_offset_manager,
                                 self.subscription_group_manager, self.delay_offset_path)
 
-    def _on_channel_close(self, conn: Any) -> None:
+    def _on_channel_close(self, conn: Connection) -> None:
         bc, groups = self.configs.broker, self.subscription_group_manager.table
 
         def notify(g: str) -> bool:
@@ -455,12 +458,7 @@ class BrokerController:
                     log.exception("service stop failed")
 
     async def _cancel_tasks(self) -> None:
-        tasks = self._tasks + ([self._register_task] if self._register_task is not None else [])
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        await cancel_all([*self._tasks, self._register_task])
         self._tasks.clear()
         self._register_task = None
 

@@ -35,6 +35,11 @@ class BrokerIdentity:
     def broker_id(self) -> int:
         return self.role.broker_id
 
+    def header_fields(self) -> dict[str, str | int]:
+        """The four header fields every register/unregister/query-version request names the broker by."""
+        return {"brokerName": self.broker_name, "brokerAddr": self.broker_addr,
+                "clusterName": self.cluster_name, "brokerId": self.role.broker_id}
+
 
 @dataclass(slots=True)
 class RegisterBrokerResult:
@@ -83,13 +88,7 @@ class BrokerOuterAPI:
             from remoting.header.namesrv import RegisterBrokerRequestHeader
 
             header = RegisterBrokerRequestHeader(
-                brokerName=ident.broker_name,
-                brokerAddr=ident.broker_addr,
-                clusterName=ident.cluster_name,
-                haServerAddr=ident.ha_server_addr,
-                brokerId=ident.broker_id,
-                compressed=compressed,
-                bodyCrc32=crc,
+                **ident.header_fields(), haServerAddr=ident.ha_server_addr, compressed=compressed, bodyCrc32=crc
             )
             cmd = RemotingCommand.request(RequestCode.REGISTER_BROKER, header, body, oneway=oneway)
             try:
@@ -122,12 +121,7 @@ class BrokerOuterAPI:
             # imported on first use: a broker without a NameServer never needs it (start-up time)
             from remoting.header.namesrv import QueryDataVersionRequestHeader
 
-            header = QueryDataVersionRequestHeader(
-                brokerName=ident.broker_name,
-                brokerAddr=ident.broker_addr,
-                clusterName=ident.cluster_name,
-                brokerId=ident.broker_id,
-            )
+            header = QueryDataVersionRequestHeader(**ident.header_fields())
             cmd = RemotingCommand.request(RequestCode.QUERY_DATA_VERSION, header, data_version.to_json())
             try:
                 resp = await self.client.invoke(addr, cmd, timeout_ms / 1000)
@@ -146,12 +140,7 @@ class BrokerOuterAPI:
             # imported on first use: a broker without a NameServer never needs it (start-up time)
             from remoting.header.namesrv import UnRegisterBrokerRequestHeader
 
-            header = UnRegisterBrokerRequestHeader(
-                brokerName=ident.broker_name,
-                brokerAddr=ident.broker_addr,
-                clusterName=ident.cluster_name,
-                brokerId=ident.broker_id,
-            )
+            header = UnRegisterBrokerRequestHeader(**ident.header_fields())
             try:
                 await self.client.invoke(addr, RemotingCommand.request(RequestCode.UNREGISTER_BROKER, header), timeout_ms / 1000)
             except Exception as e:  # noqa: BLE001

@@ -13,11 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from broker.broker_stats_manager import BrokerStatsManager
 from broker.config import BrokerConfigs
-from broker.consumer_manager import ConsumerManager
-from broker.consumer_offset_manager import ConsumerOffsetManager
-from broker.filter import ConsumerFilterManager
+from broker.managers import Managers
 from broker.processor.acl_admin_processor import AclAdminProcessor
 from broker.processor.broker_config_processor import BrokerConfigProcessor
 from broker.processor.client_manage_processor import ClientManageProcessor
@@ -34,11 +31,8 @@ from broker.processor.reply_message_processor import ReplyMessageProcessor
 from broker.processor.send_message_processor import SendMessageProcessor
 from broker.processor.topic_admin_processor import TopicAdminProcessor
 from broker.processor.transaction_admin_processor import TransactionAdminProcessor
-from broker.producer_manager import ProducerManager
 from broker.role_state import RoleState
 from broker.semantics import Semantics
-from broker.subscription_group_manager import SubscriptionGroupManager
-from broker.topic_config_manager import TopicConfigManager
 from remoting.codes import RequestCode
 from remoting.command import RemotingCommand
 from store.config import BrokerRole, FlushDiskType
@@ -46,23 +40,10 @@ from store.config import BrokerRole, FlushDiskType
 if TYPE_CHECKING:  # ACL is loaded only with aclEnable (start-up time)
     from broker.acl.plain_permission_manager import PlainPermissionManager
 
-__all__ = ["BrokerProcessors", "Managers", "build_processors"]
+__all__ = ["BrokerProcessors", "build_processors"]
 
 #: A request handler as the remoting server calls it.
 Handler = Callable[[RemotingCommand, Any], Any]
-
-
-@dataclass
-class Managers:
-    """The broker's metadata managers and client registries (built and loaded by the controller)."""
-
-    topics: TopicConfigManager
-    groups: SubscriptionGroupManager
-    offsets: ConsumerOffsetManager
-    consumers: ConsumerManager
-    producers: ProducerManager
-    filters: ConsumerFilterManager
-    stats: BrokerStatsManager
 
 
 @dataclass
@@ -162,15 +143,13 @@ def build_processors(
     must_wait = (sc.flushDiskType is FlushDiskType.SYNC_FLUSH or sc.brokerRole is BrokerRole.SYNC_MASTER
                  or sc.enableDLegerCommitLog)  # a DLedger put completes once a quorum has it
     send = SendMessageProcessor(
-        bc, store, m.topics, m.groups, m.stats, store_host,
+        bc, store, m, store_host,
         max_message_size=sc.maxMessageSize, must_wait=must_wait, max_delay_level=len(sc.delay_levels_ms()),
         transactional_bridge=semantics.bridge,  # half messages go through the bridge
         batch_puts=True,  # one store call per read (in DLedger mode one quorum wait for the list)
     )
     pull = PullMessageProcessor(
-        bc, store, m.topics, m.groups, m.consumers, m.offsets, m.stats,
-        role=role, offset_check_in_slave=sc.offsetCheckInSlave, store_host=store_host,
-        consumer_filter_manager=m.filters,
+        bc, store, m, role=role, offset_check_in_slave=sc.offsetCheckInSlave, store_host=store_host,
     )
     config_dir = os.path.join(sc.storePathRootDir, "config")
     return BrokerProcessors(
@@ -185,8 +164,8 @@ def build_processors(
         topic_admin=TopicAdminProcessor(bc, store, m.topics, m.offsets, m.consumers, role=role,
                                         register_now=register_now),
         group_admin=GroupAdminProcessor(
-            bc, store, m.topics, m.groups, m.offsets, m.consumers, m.producers, m.stats,
-            delay_offset_path=os.path.join(config_dir, "delayOffset.json"), role=role, broker_addr=broker_addr,
+            bc, store, m, delay_offset_path=os.path.join(config_dir, "delayOffset.json"), role=role,
+            broker_addr=broker_addr,
         ),
         config=BrokerConfigProcessor(
             configs.all(), store, m.stats, config_file=configs.config_file, on_update=on_config_update,

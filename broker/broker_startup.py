@@ -7,21 +7,14 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import sys
 
 from broker.broker_controller import create_broker
 from broker.config import BrokerConfigs
 from broker.errors import BrokerStartError
 from broker.metrics.install import validate_metrics_config
-from common.config import (
-    ConfigError,
-    apply_properties,
-    format_properties,
-    load_properties_file,
-    to_properties,
-    unknown_keys,
-)
+from common.config import ConfigError, apply_all, format_properties, load_properties_file, to_properties
+from common.process import configure_server_logging, stop_on_signals
 from remoting.tls import TlsSystemConfig
 from store.config import BrokerRole
 
@@ -62,12 +55,10 @@ def load_configs(config_file: str | None, namesrv_addr: str | None = None) -> tu
     """Build every component config from the file (and ``-n``); returns (configs, unknown keys)."""
     configs = BrokerConfigs(config_file=os.path.abspath(config_file) if config_file else None)
     props: dict[str, str] = load_properties_file(config_file) if config_file else {}
-    for c in configs.all():
-        apply_properties(c, props)
+    unknown = apply_all(props, *configs.all(), also_known=TlsSystemConfig.KEYS)
     configs.tls = TlsSystemConfig.from_properties(
         props, os.path.dirname(os.path.abspath(config_file)) if config_file else None
     )
-    unknown = [k for k in unknown_keys(props, *configs.all()) if k not in TlsSystemConfig.KEYS]
     if namesrv_addr is not None:
         configs.broker.namesrvAddr = namesrv_addr
     _validate_namesrv_addr(configs.broker.namesrvAddr)
@@ -90,10 +81,7 @@ def load_configs(config_file: str | None, namesrv_addr: str | None = None) -> tu
 
 
 async def _serve(configs: BrokerConfigs) -> int:
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+    stop = stop_on_signals()
     try:
         broker = create_broker(configs)
         await broker.start()
@@ -119,11 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", "--namesrvAddr", dest="namesrv", help="name server address list, e.g. 127.0.0.1:9876;...")
     ap.add_argument("-h", "--help", action="help", help="print this help and exit")
     args = ap.parse_args(argv)
-    logging.basicConfig(
-        level=os.environ.get("ROCKETMQ_LOG_LEVEL", "INFO"),
-        format="%(asctime)s %(levelname)s %(name)s - %(message)s",
-        stream=sys.stdout,
-    )
+    configure_server_logging()
     try:
         configs, unknown = load_configs(args.config, args.namesrv)
     except ConfigError as e:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Any
 
 from broker.role_state import RoleState
+from store.dispatch import DispatcherBase, DispatchRequest
 
 __all__ = [
     "BrokerStatsManager",
@@ -220,7 +220,7 @@ class BrokerStatsManager:
             self.get_total_today_morning = self.get_total
 
 
-class SlavePutStatsDispatcher:
+class SlavePutStatsDispatcher(DispatcherBase):
     """A CommitLog dispatcher that counts what a SLAVE's reput dispatches as puts.
 
     A slave's messages arrive by replication, not by SEND_MESSAGE, so without this its
@@ -235,11 +235,11 @@ class SlavePutStatsDispatcher:
         self._inc_put = stats.inc_put
         self._role = role
 
-    def dispatch(self, request: Any) -> None:
+    def dispatch(self, request: DispatchRequest) -> None:
         if self._role.is_slave:
             self._inc_put(request.topic, 1, request.msg_size)
 
-    def dispatch_many(self, requests: list[Any]) -> None:
+    def dispatch_many(self, requests: list[DispatchRequest]) -> None:
         if self._role.is_slave:
             inc = self._inc_put
             for r in requests:

@@ -3,21 +3,35 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from common.util import now_ms
+from remoting.command import RemotingCommand
 
-__all__ = ["ClientChannelInfo", "CHANNEL_EXPIRED_TIMEOUT_MS"]
+__all__ = ["ClientChannel", "ClientChannelInfo", "CHANNEL_EXPIRED_TIMEOUT_MS"]
 
 #: A client silent for this long is dropped (RocketMQ's channelExpiredTimeout).
 CHANNEL_EXPIRED_TIMEOUT_MS = 120_000
 
 
+class ClientChannel(Protocol):
+    """What the broker uses of a client's connection (a remoting ``Connection``)."""
+
+    remote_addr: str
+    closed: bool
+
+    async def invoke(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand: ...
+
+    def invoke_oneway(self, cmd: RemotingCommand) -> None: ...
+
+    def close(self) -> None: ...
+
+
 @dataclass(slots=True, eq=False)
 class ClientChannelInfo:
-    """``channel`` is a remoting ``Connection`` (remote_addr, invoke_oneway, close)."""
+    """One client connection: ``channel`` is the client's :class:`ClientChannel`."""
 
-    channel: Any
+    channel: ClientChannel
     client_id: str
     language: str = "JAVA"
     version: int = 0
@@ -29,4 +43,4 @@ class ClientChannelInfo:
 
     @property
     def client_addr(self) -> str:
-        return getattr(self.channel, "remote_addr", "")
+        return self.channel.remote_addr

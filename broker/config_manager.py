@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import orjson
 
 from broker.errors import ConfigFileError
 from common.util import write_file_atomic
 from remoting import fastjson
+from remoting.body.topic_config import DataVersion
 
-__all__ = ["ConfigManager", "pretty_json", "ConfigFileError"]
+if TYPE_CHECKING:
+    from remoting.body import JsonBody
+
+__all__ = ["ConfigManager", "VersionedConfigManager", "pretty_json", "ConfigFileError"]
 
 log = logging.getLogger(__name__)
 
@@ -138,3 +142,57 @@ class ConfigManager:
             write_file_atomic(self.path, data)
         except OSError as e:  # a full disk: the request goes on, the next persist writes everything
             log.error("persist %s failed, kept in memory only: %s", self.path, e)
+
+
+_V = TypeVar("_V", bound="JsonBody")
+
+
+class VersionedConfigManager(ConfigManager, Generic[_V]):
+    """A table file with a data version (topics.json, subscriptionGroup.json): written as
+    ``{"dataVersion":..., <table_key>:{name: entry}}``; read back in the file's order (so a
+    re-persist reproduces it), entries with an illegal name dropped with a warning, then the
+    built-in entries the file lacks."""
+
+    #: the table's key in the file, and what an entry is called in the warnings
+    table_key: ClassVar[str]
+    entry_kind: ClassVar[str]
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.table: dict[str, _V] = {}
+        self.data_version = DataVersion()
+
+    def read_file(self, tree: Any) -> tuple[DataVersion, dict[str, _V]]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def invalid_name(self, name: str) -> str | None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def put_entry(self, name: str, value: _V) -> None:
+        """Create or replace one entry (an admin's update), logged; the caller then :meth:`bump` s."""
+        old = self.table.get(name)
+        self.table[name] = value
+        log.info("%s %s %s", "updated" if old else "created", self.entry_kind, value)
+
+    def bump(self) -> None:
+        """After a change of the table: a new data version (the NameServer and the slaves see it), then
+        the file."""
+        self.data_version.next_version()
+        self.persist()
+
+    def encode(self) -> str:
+        return pretty_json({"dataVersion": self.data_version.to_obj(),
+                            self.table_key: {k: v.to_obj() for k, v in self.table.items()}})
+
+    def decode(self, tree: Any) -> None:
+        version, loaded = self.read_file(tree)
+        table: dict[str, _V] = {}
+        for name, value in loaded.items():
+            if self.invalid_name(name) is not None:
+                log.warning("ignoring %s with an illegal name in %s: %r", self.entry_kind, self.path, name)
+                continue
+            table[name] = value
+        for name, value in self.table.items():
+            table.setdefault(name, value)
+        self.table = table
+        self.data_version.assign_from(version)

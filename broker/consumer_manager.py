@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from broker.client_channel_info import CHANNEL_EXPIRED_TIMEOUT_MS, ClientChannelInfo
+from broker.client_channel_info import CHANNEL_EXPIRED_TIMEOUT_MS, ClientChannel, ClientChannelInfo
 from common.util import now_ms
 
 if TYPE_CHECKING:  # imported where used: not needed to start a broker
@@ -31,7 +31,7 @@ class ConsumerGroupInfo:
     consume_type: str = "CONSUME_PASSIVELY"
     message_model: str = "CLUSTERING"
     consume_from_where: str = "CONSUME_FROM_LAST_OFFSET"
-    channel_info_table: dict[Any, ClientChannelInfo] = field(default_factory=dict)
+    channel_info_table: dict[ClientChannel, ClientChannelInfo] = field(default_factory=dict)
     subscription_table: dict[str, SubscriptionData] = field(default_factory=dict)
     last_update_timestamp: int = field(default_factory=now_ms)
 
@@ -82,7 +82,7 @@ class ConsumerGroupInfo:
         self.last_update_timestamp = now_ms()
         return updated
 
-    def unregister_channel(self, channel: Any) -> bool:
+    def unregister_channel(self, channel: ClientChannel) -> bool:
         return self.channel_info_table.pop(channel, None) is not None
 
 
@@ -133,7 +133,7 @@ class ConsumerManager:
             self._notify(group, g.all_channels())
         return r1 or r2
 
-    def unregister_consumer(self, group: str, channel: Any, notify_enabled: bool) -> None:
+    def unregister_consumer(self, group: str, channel: ClientChannel, notify_enabled: bool) -> None:
         g = self.table.get(group)
         if g is None:
             return
@@ -143,7 +143,7 @@ class ConsumerManager:
             elif notify_enabled:
                 self._notify(group, g.all_channels())
 
-    def do_channel_close_event(self, channel: Any, notify_enabled: Callable[[str], bool] | None = None) -> None:
+    def do_channel_close_event(self, channel: ClientChannel, notify_enabled: Callable[[str], bool] | None = None) -> None:
         """A connection closed: drop it from every group and notify the remaining members."""
         for group in list(self.table):
             g = self.table[group]

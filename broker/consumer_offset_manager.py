@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from broker.config_manager import ConfigManager, pretty_json
@@ -44,29 +45,24 @@ class ConsumerOffsetManager(ConfigManager):
     def query_offsets(self, group: str, topic: str) -> dict[int, int]:
         return dict(self.table.get(topic + TOPIC_GROUP_SEPARATOR + group, {}))
 
-    def which_topic_by_consumer(self, group: str) -> set[str]:
-        out = set()
+    def _topic_groups(self) -> Iterator[tuple[str, str]]:
+        """(topic, group) of every key of the table (``topic@group``)."""
         for k in self.table:
             t, _, g = k.rpartition(TOPIC_GROUP_SEPARATOR)
-            if g == group:
-                out.add(t)
-        return out
+            yield t, g
+
+    def which_topic_by_consumer(self, group: str) -> set[str]:
+        return {t for t, g in self._topic_groups() if g == group}
 
     def topics_by_group(self) -> dict[str, set[str]]:
         """group -> its topics, in one pass (which_topic_by_consumer per group is a pass each)."""
         out: dict[str, set[str]] = {}
-        for k in self.table:
-            t, _, g = k.rpartition(TOPIC_GROUP_SEPARATOR)
+        for t, g in self._topic_groups():
             out.setdefault(g, set()).add(t)
         return out
 
     def which_group_by_topic(self, topic: str) -> set[str]:
-        out = set()
-        for k in self.table:
-            t, _, g = k.rpartition(TOPIC_GROUP_SEPARATOR)
-            if t == topic:
-                out.add(g)
-        return out
+        return {g for t, g in self._topic_groups() if t == topic}
 
     def remove_offset(self, group: str) -> None:
         """Drop every topic of ``group`` (DELETE_SUBSCRIPTIONGROUP with removeOffset)."""

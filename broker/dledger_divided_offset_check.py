@@ -24,6 +24,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
+from common.util import cancel_and_wait
 from remoting import fastjson
 from remoting.command import RemotingCommand
 
@@ -82,13 +83,8 @@ class DividedOffsetCheck:
         self._task = asyncio.get_running_loop().create_task(self._learn(), name="dledger-divided-offset")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
 
     async def _learn(self) -> None:
         """Ask the peers not known yet, every second until all answered: a peer that was down when

@@ -32,6 +32,7 @@ from broker.broker_outer_api import BrokerIdentity
 from broker.dledger_divided_offset_check import DividedOffsetCheck
 from broker.role_state import RoleState
 from broker.slave_synchronize import SlaveSynchronize
+from common.util import cancel_and_wait
 from dledger.protocol import Role
 from remoting.client import RemotingClient
 
@@ -212,11 +213,6 @@ class DLedgerRoleChangeHandler:
             except (asyncio.CancelledError, Exception):  # noqa: BLE001
                 pass
             self._follow_task = None
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
         await self.divided_check.stop()

@@ -23,6 +23,7 @@ import logging
 import struct
 import time
 
+from common.util import cancel_all
 from store.config import MessageStoreConfig
 from store.message_store import MessageStore, PutMessageStatus
 
@@ -255,11 +256,8 @@ class HAClient:
                 self._writer.close()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        await cancel_all((self._task,))
+        self._task = None
         self.reconnect()
 
     async def _run(self) -> None:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
-from broker.client_channel_info import CHANNEL_EXPIRED_TIMEOUT_MS, ClientChannelInfo
+from broker.client_channel_info import CHANNEL_EXPIRED_TIMEOUT_MS, ClientChannel, ClientChannelInfo
 from common.util import now_ms
 
 __all__ = ["ProducerManager"]
@@ -17,8 +16,8 @@ class ProducerManager:
     """Group -> {channel: ClientChannelInfo}, plus clientId -> channel for broker->producer calls."""
 
     def __init__(self) -> None:
-        self.group_channel_table: dict[str, dict[Any, ClientChannelInfo]] = {}
-        self.client_channel_table: dict[str, Any] = {}
+        self.group_channel_table: dict[str, dict[ClientChannel, ClientChannelInfo]] = {}
+        self.client_channel_table: dict[str, ClientChannel] = {}
 
     def register_producer(self, group: str, info: ClientChannelInfo) -> None:
         chans = self.group_channel_table.get(group)
@@ -32,7 +31,7 @@ class ProducerManager:
         else:
             old.last_update_timestamp = now_ms()
 
-    def unregister_producer(self, group: str, channel: Any) -> None:
+    def unregister_producer(self, group: str, channel: ClientChannel) -> None:
         chans = self.group_channel_table.get(group)
         if chans is None:
             return
@@ -42,11 +41,11 @@ class ProducerManager:
         if not chans:
             del self.group_channel_table[group]
 
-    def do_channel_close_event(self, channel: Any) -> None:
+    def do_channel_close_event(self, channel: ClientChannel) -> None:
         for group in list(self.group_channel_table):
             self.unregister_producer(group, channel)
 
-    def scan_not_active_channel(self, timeout_ms: int = CHANNEL_EXPIRED_TIMEOUT_MS) -> list[Any]:
+    def scan_not_active_channel(self, timeout_ms: int = CHANNEL_EXPIRED_TIMEOUT_MS) -> list[ClientChannel]:
         now = now_ms()
         expired = []
         for group in list(self.group_channel_table):
@@ -60,12 +59,12 @@ class ProducerManager:
     def get_connections(self, group: str) -> list[ClientChannelInfo]:
         return list(self.group_channel_table.get(group, {}).values())
 
-    def get_available_channel(self, group: str) -> Any | None:
+    def get_available_channel(self, group: str) -> ClientChannel | None:
         """One live channel of ``group`` (for CHECK_TRANSACTION_STATE)."""
         for ch in self.group_channel_table.get(group, {}):
-            if not getattr(ch, "closed", False):
+            if not ch.closed:
                 return ch
         return None
 
-    def find_channel(self, client_id: str) -> Any | None:
+    def find_channel(self, client_id: str) -> ClientChannel | None:
         return self.client_channel_table.get(client_id)

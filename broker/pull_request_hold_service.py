@@ -34,7 +34,7 @@ class PullRequest:
 
     __slots__ = ("request", "conn", "pull_from_offset", "message_filter", "deadline", "timer", "done", "received_at")
 
-    def __init__(self, request: Any, conn: Any, pull_from_offset: int, message_filter: Any, timeout_ms: int):
+    def __init__(self, request: Any, conn: Connection, pull_from_offset: int, message_filter: Any, timeout_ms: int):
         self.request = request
         self.conn = conn
         self.pull_from_offset = pull_from_offset

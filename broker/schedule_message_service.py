@@ -31,7 +31,8 @@ from common.message import (
     MessageSysFlag,
     properties_to_string,
 )
-from common.util import now_ms
+from common.util import cancel_all, now_ms
+from store.dispatch import DispatcherBase, DispatchRequest
 from store.message_store import MessageStore, PutMessageResult
 
 __all__ = [
@@ -113,13 +114,15 @@ class DelayOffsetManager(ConfigManager):
             self.table[int(k)] = int(v)
 
 
-class _ScheduleDispatchWaker:
+class _ScheduleDispatchWaker(DispatcherBase):
     """CommitLog dispatcher: wakes the level task when a unit lands in its SCHEDULE_TOPIC_XXXX queue."""
+
+    __slots__ = ("_wake",)
 
     def __init__(self, wake: Callable[[int], None]):
         self._wake = wake
 
-    def dispatch(self, request: Any) -> None:
+    def dispatch(self, request: DispatchRequest) -> None:
         if request.topic == mixall.SCHEDULE_TOPIC and request.msg_size > 0:
             self._wake(queue_id_to_delay_level(request.queue_id))
 
@@ -221,11 +224,7 @@ class ScheduleMessageService:
         if not self.started:
             return
         self.started = False
-        for t in self._tasks:
-            t.cancel()
-        for t in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        await cancel_all(self._tasks)
         self._tasks.clear()
         self._events.clear()
         try:

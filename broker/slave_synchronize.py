@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 from broker.consumer_offset_manager import ConsumerOffsetManager
@@ -16,7 +17,7 @@ from broker.subscription_group_manager import SubscriptionGroupManager
 from broker.topic_config_manager import TopicConfigManager
 from common.util import write_file_atomic
 from remoting.body.subscription_group import SubscriptionGroupWrapper
-from remoting.body.topic_config import TopicConfigSerializeWrapper
+from remoting.body.topic_config import DataVersion, TopicConfigSerializeWrapper
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
 
@@ -91,16 +92,25 @@ class SlaveSynchronize:
             except Exception as e:  # noqa: BLE001 - the master may be down; try again next round
                 log.warning("sync %s from master %s failed: %s", name, addr, e)
 
-    async def sync_topic_config(self) -> None:
-        body = await self._get(RequestCode.GET_ALL_TOPIC_CONFIG)
+    async def _sync_versioned(self, code: int, read: Callable[[bytes], tuple[DataVersion, dict]],
+                              manager: TopicConfigManager | SubscriptionGroupManager, what: str) -> None:
+        """Replace a versioned table with the master's when the master's data version differs."""
+        body = await self._get(code)
         if not body:
             return
-        w = TopicConfigSerializeWrapper.from_json(body)
-        if w.dataVersion != self.topics.data_version:
-            self.topics.table = dict(w.topicConfigTable)
-            self.topics.data_version.assign_from(w.dataVersion)
-            self.topics.persist()
-            log.info("synced topic config from master %s", self.master_addr)
+        version, table = read(body)
+        if version != manager.data_version:
+            manager.table = dict(table)
+            manager.data_version.assign_from(version)
+            manager.persist()
+            log.info("synced %s from master %s", what, self.master_addr)
+
+    async def sync_topic_config(self) -> None:
+        def read(body: bytes) -> tuple[DataVersion, dict]:
+            w = TopicConfigSerializeWrapper.from_json(body)
+            return w.dataVersion, w.topicConfigTable
+
+        await self._sync_versioned(RequestCode.GET_ALL_TOPIC_CONFIG, read, self.topics, "topic config")
 
     async def sync_consumer_offset(self) -> None:
         # imported on first use: not loaded at broker start-up (start-up time)
@@ -125,12 +135,9 @@ class SlaveSynchronize:
             write_file_atomic(self.delay_offset_path, text)
 
     async def sync_subscription_group_config(self) -> None:
-        body = await self._get(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
-        if not body:
-            return
-        w = SubscriptionGroupWrapper.from_json(body)
-        if w.dataVersion != self.groups.data_version:
-            self.groups.table = dict(w.subscriptionGroupTable)
-            self.groups.data_version.assign_from(w.dataVersion)
-            self.groups.persist()
-            log.info("synced subscription groups from master %s", self.master_addr)
+        def read(body: bytes) -> tuple[DataVersion, dict]:
+            w = SubscriptionGroupWrapper.from_json(body)
+            return w.dataVersion, w.subscriptionGroupTable
+
+        await self._sync_versioned(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, read, self.groups,
+                                   "subscription groups")

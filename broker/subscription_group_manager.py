@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from broker.config import BrokerConfig
-from broker.config_manager import ConfigManager, pretty_json
+from broker.config_manager import VersionedConfigManager
 from common import mixall, topic_validator
 from remoting.body.subscription_group import SubscriptionGroupConfig, SubscriptionGroupWrapper
 from remoting.body.topic_config import DataVersion
@@ -27,14 +27,15 @@ _DEFAULT_GROUPS = (
 )
 
 
-class SubscriptionGroupManager(ConfigManager):
+class SubscriptionGroupManager(VersionedConfigManager[SubscriptionGroupConfig]):
     """Group name -> SubscriptionGroupConfig; unknown groups are created on use when allowed."""
+
+    table_key = "subscriptionGroupTable"
+    entry_kind = "subscription group"
 
     def __init__(self, broker_config: BrokerConfig, path: str):
         super().__init__(path)
         self.broker_config = broker_config
-        self.table: dict[str, SubscriptionGroupConfig] = {}
-        self.data_version = DataVersion()
         for g in _DEFAULT_GROUPS:
             self.table[g] = SubscriptionGroupConfig(groupName=g)
 
@@ -53,23 +54,18 @@ class SubscriptionGroupManager(ConfigManager):
         sgc = SubscriptionGroupConfig(groupName=group)
         self.table[group] = sgc
         log.info("auto-created subscription group %s", group)
-        self.data_version.next_version()
-        self.persist()
+        self.bump()
         return sgc
 
     def update_subscription_group_config(self, sgc: SubscriptionGroupConfig) -> None:
-        old = self.table.get(sgc.groupName)
-        self.table[sgc.groupName] = sgc
-        log.info("%s subscription group %s", "updated" if old else "created", sgc)
-        self.data_version.next_version()
-        self.persist()
+        self.put_entry(sgc.groupName, sgc)
+        self.bump()
 
     def delete_subscription_group_config(self, group: str) -> bool:
         if self.table.pop(group, None) is None:
             return False
         log.info("deleted subscription group %s", group)
-        self.data_version.next_version()
-        self.persist()
+        self.bump()
         return True
 
     def contains(self, group: str) -> bool:
@@ -78,24 +74,9 @@ class SubscriptionGroupManager(ConfigManager):
     def build_wrapper(self) -> SubscriptionGroupWrapper:
         return SubscriptionGroupWrapper(subscriptionGroupTable=dict(self.table), dataVersion=self.data_version.copy())
 
-    def encode(self) -> str:
-        return pretty_json(
-            {
-                "dataVersion": self.data_version.to_obj(),
-                "subscriptionGroupTable": {k: v.to_obj() for k, v in self.table.items()},
-            }
-        )
-
-    def decode(self, tree: Any) -> None:
+    def read_file(self, tree: Any) -> tuple[DataVersion, dict[str, SubscriptionGroupConfig]]:
         wrapper = SubscriptionGroupWrapper.from_obj(tree)
-        # The file's order first (so a re-persist reproduces it), then defaults it lacks.
-        table: dict[str, SubscriptionGroupConfig] = {}
-        for name, sgc in wrapper.subscriptionGroupTable.items():
-            if topic_validator.validate_group(name) is not None:
-                log.warning("ignoring group with an illegal name in %s: %r", self.path, name)
-                continue
-            table[name] = sgc
-        for name, sgc in self.table.items():
-            table.setdefault(name, sgc)
-        self.table = table
-        self.data_version.assign_from(wrapper.dataVersion)
+        return wrapper.dataVersion, wrapper.subscriptionGroupTable
+
+    def invalid_name(self, name: str) -> str | None:
+        return topic_validator.validate_group(name)

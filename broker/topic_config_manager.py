@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from broker.config import BrokerConfig
-from broker.config_manager import ConfigManager, pretty_json
+from broker.config_manager import VersionedConfigManager
 from common import mixall, topic_validator
 from common.perm import PERM_INHERIT, PERM_READ, PERM_WRITE, is_inherited
 from remoting.body.topic_config import DataVersion, TopicConfig, TopicConfigSerializeWrapper
@@ -23,14 +23,15 @@ __all__ = ["TopicConfigManager"]
 log = logging.getLogger(__name__)
 
 
-class TopicConfigManager(ConfigManager):
+class TopicConfigManager(VersionedConfigManager[TopicConfig]):
     """Topic name -> TopicConfig, with the DataVersion the NameServer sees."""
+
+    table_key = "topicConfigTable"
+    entry_kind = "topic"
 
     def __init__(self, broker_config: BrokerConfig, path: str, on_change: Callable[[], None] | None = None):
         super().__init__(path)
         self.broker_config = broker_config
-        self.table: dict[str, TopicConfig] = {}
-        self.data_version = DataVersion()
         self.on_change = on_change
         self._init_system_topics()
 
@@ -74,8 +75,7 @@ class TopicConfigManager(ConfigManager):
     # -- changes ------------------------------------------------------------------
 
     def _changed(self, register: bool = True) -> None:
-        self.data_version.next_version()
-        self.persist()
+        self.bump()
         if register and self.on_change is not None:
             try:
                 self.on_change()
@@ -129,9 +129,7 @@ class TopicConfigManager(ConfigManager):
 
     def update_topic_config(self, tc: TopicConfig) -> None:
         """Create or replace a topic (UPDATE_AND_CREATE_TOPIC)."""
-        old = self.table.get(tc.topicName)
-        self.table[tc.topicName] = tc
-        log.info("%s topic %s", "updated" if old else "created", tc)
+        self.put_entry(tc.topicName, tc)
         self._changed()
 
     def update_order_topic_config(self, order_topics: set[str]) -> None:
@@ -154,25 +152,10 @@ class TopicConfigManager(ConfigManager):
 
     # -- persistence ----------------------------------------------------------------
 
-    def encode(self) -> str:
-        return pretty_json(
-            {
-                "dataVersion": self.data_version.to_obj(),
-                "topicConfigTable": {k: v.to_obj() for k, v in self.table.items()},
-            }
-        )
-
-    def decode(self, tree: Any) -> None:
+    def read_file(self, tree: Any) -> tuple[DataVersion, dict[str, TopicConfig]]:
         wrapper = TopicConfigSerializeWrapper.from_obj(tree)
-        # The file's order first (so a re-persist reproduces it), then system topics it lacks.
-        table: dict[str, TopicConfig] = {}
-        for name, tc in wrapper.topicConfigTable.items():
-            if topic_validator.validate_topic(name) is not None:
-                log.warning("ignoring topic with an illegal name in %s: %r", self.path, name)
-                continue
-            table[name] = tc
-        for name, tc in self.table.items():
-            table.setdefault(name, tc)
-        self.table = table
-        self.data_version.assign_from(wrapper.dataVersion)
+        return wrapper.dataVersion, wrapper.topicConfigTable
+
+    def invalid_name(self, name: str) -> str | None:
+        return topic_validator.validate_topic(name)
 

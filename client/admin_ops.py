@@ -15,7 +15,7 @@ import base64
 import binascii
 import datetime
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -298,11 +298,14 @@ def _settings(cfg: dict) -> dict:
         return {"retryMaxTimes": 16, "consumeEnable": True, "broadcast": True}
 
 
+def _answered(results: list[Any]) -> Iterator[Any]:
+    """The brokers' answers of a gather, without the failures (those are shown elsewhere)."""
+    return (r for r in results if not isinstance(r, BaseException))
+
+
 def _config_rows(configs: list[Any]) -> dict[str, dict]:
     groups: dict[str, dict] = {}
-    for table in configs:
-        if isinstance(table, BaseException):
-            continue
+    for table in _answered(configs):
         for g, cfg in table.items():
             row = groups.get(g)
             if row is None:
@@ -315,9 +318,7 @@ def _config_rows(configs: list[Any]) -> dict[str, dict]:
 
 
 def _add_lag(groups: dict[str, dict], stats: list[Any], at: int) -> None:
-    for per_broker in stats:
-        if isinstance(per_broker, BaseException):
-            continue
+    for per_broker in _answered(stats):
         for g, row in groups.items():
             lag = per_broker.get(g)
             if lag is None:

@@ -26,10 +26,11 @@ from client.consumer_common import (
 from client.exceptions import MQClientError
 from client.offset_store import ReadOffsetType, RemoteBrokerOffsetStore
 from client.process_queue import ProcessQueue
-from client.pull_api_wrapper import PullStatus, PullSysFlag
+from client.pull_api_wrapper import PullSysFlag
 from client.rebalance_impl import MessageModel
 from client.topic_publish_info import route_to_subscribe_info, sort_key
 from common.message import MessageExt
+from common.pull_status import PullStatus
 from remoting.body.consumer import MessageQueue
 from remoting.body.heartbeat import ConsumerData
 

@@ -7,7 +7,6 @@ retry topics, their original topic back (RETRY_TOPIC).
 
 from __future__ import annotations
 
-import enum
 import zlib
 from dataclasses import dataclass, field
 
@@ -15,12 +14,13 @@ from client.exceptions import MQBrokerError, MQClientError
 from common.filter import ExpressionType
 from common.message import MessageConst, MessageExt, MessageSysFlag, decode_messages
 from common.mixall import RETRY_GROUP_TOPIC_PREFIX
+from common.pull_status import PullStatus
 from remoting import ResponseCode
 from remoting.body.consumer import MessageQueue
 from remoting.body.heartbeat import SubscriptionData
 from remoting.header.broker import PullMessageRequestHeader, PullMessageResponseHeader
 
-__all__ = ["PullStatus", "PullResult", "PullSysFlag", "PullAPIWrapper", "decompress_body", "restore_retry_topic"]
+__all__ = ["PullResult", "PullSysFlag", "PullAPIWrapper", "decompress_body", "restore_retry_topic"]
 
 
 class PullSysFlag:
@@ -36,13 +36,6 @@ class PullSysFlag:
         return ((PullSysFlag.COMMIT_OFFSET if commit_offset else 0) | (PullSysFlag.SUSPEND if suspend else 0)
                 | (PullSysFlag.SUBSCRIPTION if subscription else 0) | (PullSysFlag.CLASS_FILTER if class_filter else 0)
                 | (PullSysFlag.LITE_PULL if lite_pull else 0))
-
-
-class PullStatus(enum.Enum):
-    FOUND = "FOUND"
-    NO_NEW_MSG = "NO_NEW_MSG"
-    NO_MATCHED_MSG = "NO_MATCHED_MSG"
-    OFFSET_ILLEGAL = "OFFSET_ILLEGAL"
 
 
 _STATUS = {

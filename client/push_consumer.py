@@ -40,12 +40,13 @@ from client.message import Message, msg_id_of
 from client.offset_store import RemoteBrokerOffsetStore
 from client.process_queue import REBALANCE_LOCK_INTERVAL, ProcessQueue
 from client.producer import Producer
-from client.pull_api_wrapper import PullStatus, PullSysFlag, restore_retry_topic
+from client.pull_api_wrapper import PullSysFlag, restore_retry_topic
 from client.rebalance_impl import MessageModel
 from client.trace.async_trace_dispatcher import AsyncTraceDispatcher
 from client.trace.trace_hooks import ConsumeReturnType, TraceHooks
 from common.message import MessageConst, MessageExt
 from common.mixall import CLIENT_INNER_PRODUCER_GROUP, get_retry_topic
+from common.pull_status import PullStatus
 from remoting.body.consumer import MessageQueue
 from remoting.body.heartbeat import ConsumerData
 from remoting.header.broker import ConsumerSendMsgBackRequestHeader

@@ -198,6 +198,14 @@ def unknown_keys(props: Mapping[str, Any], *configs: Any) -> list[str]:
     return sorted(k for k in props if k not in known)
 
 
+def apply_all(props: Mapping[str, Any], *configs: Any, also_known: Iterable[str] = ()) -> list[str]:
+    """Apply ``props`` to every one of ``configs``; return the keys none of them (nor ``also_known``) declares."""
+    for c in configs:
+        apply_properties(c, props)
+    known = set(also_known)
+    return [k for k in unknown_keys(props, *configs) if k not in known]
+
+
 def update_from_wire(config: Any, props: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """Apply a runtime update received over the network.
 

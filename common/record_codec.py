@@ -461,6 +461,17 @@ def _record_header(buf, pos: int, topic: bytes, born_addr: bytes, store_addr: by
     return HEADERS[(bl, sl)]
 
 
+def _put_body_topic(buf, p: int, body, topic: bytes) -> int:
+    """BODY, then TOPICLEN and TOPIC, of a record whose body starts at ``p``; the position after them."""
+    blen = len(body)
+    buf[p : p + blen] = body
+    p += blen
+    tlen = len(topic)
+    buf[p] = tlen
+    buf[p + 1 : p + 1 + tlen] = topic
+    return p + 1 + tlen
+
+
 def encode_records(buf, pos: int, src, items, batch_props: bytes, topic: bytes, queue_id: int,
                    first_qoff: int, file_base: int, sys_flag: int, born_ts: int, born_addr: bytes,
                    born_port: int, store_ts: int, store_addr: bytes, store_port: int, reconsume_times: int,
@@ -525,12 +536,7 @@ def encode_records(buf, pos: int, src, items, batch_props: bytes, topic: bytes, 
             positions.append(p0)
             body = mv[bstart : bstart + blen]
             crcs.append(zlib.crc32(body) & 0x7FFFFFFF)
-            p = p0 + hdr.size
-            buf[p : p + blen] = body
-            p += blen
-            buf[p] = tlen
-            buf[p + 1 : p + 1 + tlen] = topic
-            p += 1 + tlen
+            p = _put_body_topic(buf, p0 + hdr.size, body, topic)
             if plen:
                 _U16.pack_into(buf, p, plen + len(tail))
                 buf[p + 2 : p + 2 + plen] = mv[pstart : pstart + plen]
@@ -578,12 +584,7 @@ def write_record(buf, pos: int, body, topic: bytes, props: bytes, queue_id: int,
     if total > len(buf) - pos:
         raise IndexError("records do not fit in the buffer")
     # payload first, header (TOTALSIZE/MAGIC) last: a torn append never looks whole
-    p = pos + hdr.size
-    buf[p : p + blen] = body
-    p += blen
-    buf[p] = tlen
-    buf[p + 1 : p + 1 + tlen] = topic
-    p += 1 + tlen
+    p = _put_body_topic(buf, pos + hdr.size, body, topic)
     _U16.pack_into(buf, p, plen)
     if plen:
         buf[p + 2 : p + 2 + plen] = props

@@ -48,7 +48,6 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 from __future__ import annotations
 
 import binascii
-import hmac
 import operator
 import os
 import struct
@@ -59,7 +58,7 @@ import zlib
 from typing import Protocol
 
 # the record functions of the pure twin: one codec, shared with everything that reads or writes a record
-from common import record_codec
+from common import acl_signature_pure, consume_queue_pure, record_codec
 from common.record_codec import RecordTuple
 
 __all__ = [
@@ -467,81 +466,6 @@ def _py_msg_ids(prefix: str, base: int, positions) -> str:
     return ",".join([f"{prefix}{base + p:016X}" for p in positions])
 
 
-_CQ_UNIT = struct.Struct(">qiq")
-
-
-def _py_cq_put_units(buf, pos: int, file_size: int, file_from_offset: int, allow_at_zero: bool,
-                     max_physic_offset: int, requests, start: int) -> tuple[int, int, int]:
-    """Pure twin of ``cq_put_units``."""
-    n = len(requests)
-    if not 0 <= start <= n or pos < 0:
-        raise IndexError("start or pos out of range")
-    file_size = min(file_size, len(buf))
-    pack = _CQ_UNIT.pack_into
-    i = start
-    while i < n:
-        r = requests[i]
-        offset = r.commit_log_offset
-        size = r.msg_size
-        if offset + size <= max_physic_offset:
-            i += 1
-            continue
-        if pos + 20 > file_size or file_from_offset + pos != r.consume_queue_offset * 20 or (pos == 0 and not allow_at_zero):
-            break
-        pack(buf, pos, offset, size, r.tags_code)
-        pos += 20
-        max_physic_offset = offset + size
-        i += 1
-    return i, pos, max_physic_offset
-
-
-_TX_TYPE = 0xC  # MessageSysFlag.TRANSACTION_MASK; PREPARED 0x4 and ROLLBACK 0xC get no unit
-
-
-def _py_queue_groups(requests) -> list[tuple[str, int, list]]:
-    """Pure twin of ``queue_groups``."""
-    groups: dict[tuple[str, int], list] = {}
-    out = []
-    for r in requests:
-        tx = r.sys_flag & _TX_TYPE
-        if tx != 0x4 and tx != 0xC:
-            key = (r.topic, r.queue_id)
-            g = groups.get(key)
-            if g is None:
-                g = groups[key] = [r]
-                out.append((r.topic, r.queue_id, g))
-            else:
-                g.append(r)
-    return out
-
-
-_CQ_HEAD = struct.Struct(">qi")
-
-
-def _py_cq_scan(buf, pos: int, end: int) -> tuple[int, int]:
-    """Pure twin of ``cq_scan``: ConsumeQueue recovery over the 20-byte units of one file.
-
-    From ``pos``, pass units (int64 CommitLog offset, int32 size, int64 tags code) until one
-    has offset < 0 or size <= 0 or fewer than 20 bytes are left before ``end`` (clamped to
-    ``len(buf)``). Returns ``(stop, max_physic_offset)``: the position of that unit and
-    offset + size of the last passed unit that is not a pre-fill unit (offset 0, size
-    0x7FFFFFFF), -1 when none. IndexError for a negative ``pos``.
-    """
-    if pos < 0:
-        raise IndexError("unit position outside the buffer")
-    end = min(end, len(buf))
-    unpack = _CQ_HEAD.unpack_from
-    max_phy = -1
-    while pos + 20 <= end:
-        off, sz = unpack(buf, pos)
-        if off < 0 or sz <= 0:
-            break
-        if sz != 0x7FFFFFFF or off != 0:
-            max_phy = off + sz
-        pos += 20
-    return pos, max_phy
-
-
 def _py_dispatch_requests(cls: type, topic: str, queue_id: int, file_base: int, positions: list[int], end: int,
                           store_ts: int, first_qoff: int, sys_flag: int, prepared_offset: int, fields: list) -> list:
     """Pure twin of ``dispatch_requests`` (through ``cls.__init__``)."""
@@ -626,74 +550,29 @@ def _py_crc32(data, value: int = 0) -> int:
     return zlib.crc32(data, value)
 
 
-def _py_acl_pads(key_block: bytes) -> None:
-    """Pure twin of ``acl_pads``: no raw SHA-1 states here."""
-    return None
-
-
-def _py_acl_mac(pads: tuple, ext: dict, order: tuple[str, ...], others: tuple[str, ...], body,
-                expect: str | None = None) -> bytes | bool | None:
-    """Pure twin of ``acl_mac``."""
-    if len(ext) != len(order) + len(others):
-        return None
-    get = ext.__getitem__
-    try:
-        for k in others:
-            get(k)
-        try:
-            text = "".join(map(get, order))
-        except TypeError:  # a null value: StringBuilder.append(null) writes "null"
-            text = "".join("null" if v is None else v for v in map(get, order))
-    except KeyError:
-        return None
-    try:
-        head = text.encode()
-    except UnicodeEncodeError:  # a lone surrogate: Java's getBytes keeps it
-        head = text.encode("utf-8", "surrogatepass")
-    inner = pads[0].copy()
-    inner.update(head)
-    if body:
-        inner.update(body)
-    outer = pads[1].copy()
-    outer.update(inner.digest())
-    mac = binascii.b2a_base64(outer.digest(), newline=False)
-    if expect is None:
-        return mac
-    return type(expect) is str and expect.isascii() and hmac.compare_digest(mac, expect.encode())
-
-
 # -- the loader ----------------------------------------------------------------------------------
-
-pure: Speedups = types.SimpleNamespace(  # type: ignore[assignment]
-    b64encode=_py_b64encode,
-    b64decode=_py_b64decode,
-    java_hash=_py_java_hash,
-    index_put=_py_index_put,
-    index_put_keys=_py_index_put_keys,
-    index_build_many=_py_index_build_many,
-    dispatch_props=record_codec.dispatch_props,
-    batch_properties=record_codec.batch_properties,
-    msg_ids=_py_msg_ids,
-    cq_put_units=_py_cq_put_units,
-    queue_groups=_py_queue_groups,
-    write_record=record_codec.write_record,
-    dispatch_requests=_py_dispatch_requests,
-    new_dispatch_request=_py_new_dispatch_request,
-    split_batch=record_codec.split_batch,
-    parse_record=record_codec.parse_record,
-    encode_records=record_codec.encode_records,
-    encode_batch=_py_encode_batch,
-    walk_records=record_codec.walk_records,
-    cq_scan=_py_cq_scan,
-    crc32=_py_crc32,
-    acl_mac=_py_acl_mac,
-    acl_pads=_py_acl_pads,
-)
 
 _NAMES = ("b64encode", "b64decode", "java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
           "msg_ids", "cq_put_units", "queue_groups", "encode_batch", "write_record", "dispatch_requests",
           "new_dispatch_request", "split_batch", "parse_record",
           "encode_records", "walk_records", "cq_scan", "crc32", "acl_mac", "acl_pads")
+
+# The pure twin of each name: this module's ``_py_<name>``, else the function of that name in the
+# record codec or the ConsumeQueue / ACL signature twins (one list of names, not one per twin).
+_PURE_MODULES = (record_codec, consume_queue_pure, acl_signature_pure)
+
+
+def _pure_twin(name: str):
+    here = globals().get("_py_" + name)
+    if here is not None:
+        return here
+    for module in _PURE_MODULES:
+        if name in module.__all__:
+            return getattr(module, name)
+    raise ImportError(f"no pure twin of {name}")
+
+
+pure: Speedups = types.SimpleNamespace(**{name: _pure_twin(name) for name in _NAMES})  # type: ignore[assignment]
 
 compiled: Speedups | None
 try:

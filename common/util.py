@@ -7,11 +7,13 @@ import contextlib
 import functools
 import os
 import time
+from collections.abc import Iterable
 
 from common.speedups import java_hash as _java_hash
 
 __all__ = [
     "java_string_hash",
+    "cancel_all",
     "tags_code",
     "now_ms",
     "time_millis_to_human_string2",
@@ -103,3 +105,14 @@ async def cancel_and_wait(task: asyncio.Task | None) -> None:
         await task
     except asyncio.CancelledError:
         pass
+
+
+async def cancel_all(tasks: Iterable[asyncio.Task | None]) -> None:
+    """Cancel every task (None skipped), then wait for each to end; how one ended is not the
+    stopper's business (a stop must run to its end even when a task had failed)."""
+    live = [t for t in tasks if t is not None]
+    for t in live:
+        t.cancel()
+    for t in live:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await t

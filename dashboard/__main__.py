@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
-import signal
 import sys
 
+from common.process import stop_on_signals
 from dashboard.config import DashboardConfig
 from dashboard.runner import start_dashboard
 
@@ -31,11 +30,7 @@ async def serve(cfg: DashboardConfig) -> None:
     runner = await start_dashboard(cfg)
     host = f"[{cfg.host}]" if ":" in cfg.host else cfg.host
     print(f"mqdashboard: http://{host}:{cfg.port}/ (NameServer {cfg.namesrv_addr})", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    await stop_on_signals().wait()
     await runner.cleanup()
 
 

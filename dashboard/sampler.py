@@ -14,6 +14,7 @@ import time
 
 from client.admin_ext import MQAdminExt
 from client.admin_ops import FAILURES, GroupTables, cluster_overview, fetch_group_tables, group_rows
+from common.util import cancel_and_wait
 
 __all__ = ["Sampler"]
 
@@ -50,12 +51,7 @@ class Sampler:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="dashboard-sampler")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+        await cancel_and_wait(self._task)
 
     def _series(self, table: dict, key: str, fields: tuple[str, ...]) -> dict:
         s = table.get(key)

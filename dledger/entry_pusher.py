@@ -293,6 +293,10 @@ class EntryHandler:
                 ok = True
             except DLedgerError:
                 ok = False
+        self._settle(req, ok)
+
+    def _settle(self, req: PushEntryRequest, ok: bool) -> None:
+        """Answer a push: SUCCESS (after committing up to what it carries) or INCONSISTENT_STATE."""
         if ok:
             self._commit(req)
         self._reply(req, C.SUCCESS if ok else C.INCONSISTENT_STATE)
@@ -317,9 +321,7 @@ class EntryHandler:
                     self._put(e)
         except DLedgerError:
             ok = False
-        if ok:
-            self._commit(req)
-        self._reply(req, C.SUCCESS if ok else C.INCONSISTENT_STATE)
+        self._settle(req, ok)
 
     def tick(self) -> None:
         """A gap that does not fill: fail the earliest timed-out push so the leader compares."""

@@ -15,16 +15,9 @@ import logging
 import os
 import sys
 
-from common.config import (
-    ConfigError,
-    apply_properties,
-    format_properties,
-    load_properties_file,
-    to_properties,
-    unknown_keys,
-)
+from common.config import ConfigError, apply_all, format_properties, load_properties_file, to_properties
 from common.metrics_exporter import MetricsStartError
-from common.process import stop_on_signals
+from common.process import configure_server_logging, stop_on_signals
 from namesrv.config import NamesrvConfig
 from remoting.tls import TlsSystemConfig
 
@@ -72,8 +65,7 @@ def build_config(args: argparse.Namespace) -> NamesrvConfig:
     config = NamesrvConfig()
     if args.configFile:
         props = load_properties_file(args.configFile)
-        apply_properties(config, props)
-        extra = [k for k in unknown_keys(props, config) if k not in TlsSystemConfig.KEYS]
+        extra = apply_all(props, config, also_known=TlsSystemConfig.KEYS)
         if extra:
             print(f"{PROG}: ignoring unknown config keys: {', '.join(extra)}", file=sys.stderr)
     if args.listenPort is not None:
@@ -132,9 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.printConfigItem:
         sys.stdout.write(format_properties(to_properties(config)))
         return 0
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s - %(message)s"
-    )
+    configure_server_logging(sys.stderr)
     try:
         import uvloop  # here: ~35 ms that only a serving process needs (start-up time)
     except ImportError:  # pragma: no cover - uvloop is a dependency

@@ -52,6 +52,7 @@ from store.flush_service import flush_until as _flush_until
 from store.message_store import (
     AppendMessageResult,
     AppendMessageStatus,
+    CommitLogBackend,
     PutMessageResult,
     PutMessageStatus,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "END_FILE_MIN_BLANK_LENGTH",
     "SCHEDULE_TOPIC",
     "TagsCodeCalculator",
+    "pickup_store_timestamp",
     "record_length",
 ]
 
@@ -99,6 +101,16 @@ def __getattr__(name: str):
 
 
 _I32 = struct.Struct(">i")
+
+
+def pickup_store_timestamp(log: CommitLogBackend, offset: int, size: int) -> int:
+    """STORETIMESTAMP of the record at ``offset`` of ``log``; -1 when not readable."""
+    if offset < log.get_min_offset():
+        return -1
+    mv = log.get_message(offset, size)
+    if mv is None or len(mv) < 76:
+        return -1
+    return store_timestamp_at(mv)
 
 
 class TagsCodeCalculator:
@@ -563,13 +575,7 @@ class CommitLog:
         return mf.select(offset % self.file_size)
 
     def pickup_store_timestamp(self, offset: int, size: int) -> int:
-        """STORETIMESTAMP of the record at ``offset``; -1 when not readable."""
-        if offset < self.get_min_offset():
-            return -1
-        mv = self.get_message(offset, size)
-        if mv is None or len(mv) < 76:
-            return -1
-        return store_timestamp_at(mv)
+        return pickup_store_timestamp(self, offset, size)
 
     # -- parsing for dispatch and recovery -------------------------------------------
 

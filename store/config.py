@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol
+from typing import Protocol, overload
 
 from common.config import cfg
 
@@ -60,6 +60,25 @@ def parse_delay_levels(spec: str) -> list[int]:
             raise ValueError(f"bad delay level {tok!r} (expected a number and one of s, m, h, d)")
         out.append(int(tok[:-1]) * _UNIT_MS[unit])
     return out
+
+
+class _UnderRoot:
+    """A read-only path below ``storePathRootDir`` (RocketMQ's StorePathConfigHelper), as a
+    class attribute: not a config field, follows the root when it changes."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _UnderRoot: ...
+    @overload
+    def __get__(self, obj: MessageStoreConfig, owner: type) -> str: ...
+    def __get__(self, obj: MessageStoreConfig | None, owner: type) -> str | _UnderRoot:
+        if obj is None:
+            return self
+        return os.path.join(obj.storePathRootDir, self.name)
 
 
 @dataclass
@@ -164,29 +183,12 @@ class MessageStoreConfig:
     def commit_log_dir(self) -> str:
         return self.storePathCommitLog or os.path.join(self.storePathRootDir, "commitlog")
 
-    @property
-    def consume_queue_dir(self) -> str:
-        return os.path.join(self.storePathRootDir, "consumequeue")
-
-    @property
-    def index_dir(self) -> str:
-        return os.path.join(self.storePathRootDir, "index")
-
-    @property
-    def checkpoint_path(self) -> str:
-        return os.path.join(self.storePathRootDir, "checkpoint")
-
-    @property
-    def abort_path(self) -> str:
-        return os.path.join(self.storePathRootDir, "abort")
-
-    @property
-    def lock_path(self) -> str:
-        return os.path.join(self.storePathRootDir, "lock")
-
-    @property
-    def config_dir(self) -> str:
-        return os.path.join(self.storePathRootDir, "config")
+    consume_queue_dir = _UnderRoot("consumequeue")
+    index_dir = _UnderRoot("index")
+    checkpoint_path = _UnderRoot("checkpoint")
+    abort_path = _UnderRoot("abort")
+    lock_path = _UnderRoot("lock")
+    config_dir = _UnderRoot("config")
 
     @property
     def mapped_file_size_consume_queue(self) -> int:

@@ -25,7 +25,7 @@ from common.message import (
     MessageExtBatch,
     MessageExtBrokerInner,
 )
-from common.util import now_ms
+from common.util import cancel_all, now_ms
 from store.clean_commit_log_service import (
     CleanCommitLogService,
     clean_files_periodically,
@@ -296,11 +296,7 @@ class DefaultMessageStore:
             # let pending writers get their answer
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.group_commit._round(), 10)
-        for t in self._tasks:
-            t.cancel()
-        for t in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        await cancel_all(self._tasks)
         self._tasks.clear()
         if self.config.enableDLegerCommitLog:
             await self.commit_log.stop()

@@ -18,6 +18,8 @@ __all__ = [
     "DispatchRequest",
     "LazyProperties",
     "CommitLogDispatcher",
+    "DispatcherBase",
+    "IndexBuilder",
     "CommitLogDispatcherBuildConsumeQueue",
     "CommitLogDispatcherBuildIndex",
 ]
@@ -124,13 +126,45 @@ _new_view = object.__new__
 class CommitLogDispatcher(Protocol):
     """Receives every dispatched record, in CommitLog order.
 
-    A dispatcher may also define ``end_batch()``: the reput service calls it after
-    each pass over the records readable at that moment; and ``dispatch_many(requests)``,
-    which the reput calls instead of ``dispatch`` for a run of consecutive records
-    (same effect as dispatching each in order).
+    ``dispatch_many(requests)`` is what the reput calls for a run of consecutive records (same
+    effect as dispatching each in order); ``end_batch()`` comes after each pass over the records
+    readable at that moment. :class:`DispatcherBase` gives both for a dispatcher that needs
+    neither.
     """
 
     def dispatch(self, request: DispatchRequest) -> None: ...
+
+    def dispatch_many(self, requests: list[DispatchRequest]) -> None: ...
+
+    def end_batch(self) -> None: ...
+
+
+class DispatcherBase:
+    """A :class:`CommitLogDispatcher` from its ``dispatch``: each request of a run in turn, nothing
+    at the end of a pass."""
+
+    __slots__ = ()
+
+    def dispatch(self, request: DispatchRequest) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def dispatch_many(self, requests: list[DispatchRequest]) -> None:
+        dispatch = self.dispatch
+        for r in requests:
+            dispatch(r)
+
+    def end_batch(self) -> None:
+        pass
+
+
+class IndexBuilder(Protocol):
+    """What :class:`CommitLogDispatcherBuildIndex` uses of the index service."""
+
+    def build_index(self, request: DispatchRequest) -> None: ...
+
+    def build_index_many(self, requests: list[DispatchRequest]) -> None: ...
+
+    def sync_header(self) -> None: ...
 
 
 _TX_MASK = MessageSysFlag.TRANSACTION_MASK
@@ -138,7 +172,7 @@ _TX_NOT = MessageSysFlag.TRANSACTION_NOT_TYPE
 _TX_COMMIT = MessageSysFlag.TRANSACTION_COMMIT_TYPE
 
 
-class CommitLogDispatcherBuildConsumeQueue:
+class CommitLogDispatcherBuildConsumeQueue(DispatcherBase):
     """Appends a consume-queue unit for non-transactional and COMMIT records.
 
     ``put_position`` is ``ConsumeQueueStore.put_message_position_info``; ``find_queue``
@@ -163,8 +197,7 @@ class CommitLogDispatcherBuildConsumeQueue:
         (in order within a queue; queues are independent files)."""
         find = self._find
         if find is None:
-            for r in requests:
-                self.dispatch(r)
+            super().dispatch_many(requests)
             return
         for topic, qid, g in _queue_groups(requests):  # one compiled pass, not a dict lookup per record
             cq = find(topic, qid)
@@ -174,7 +207,7 @@ class CommitLogDispatcherBuildConsumeQueue:
             cq.put_requests(g)
 
 
-class CommitLogDispatcherBuildIndex:
+class CommitLogDispatcherBuildIndex(DispatcherBase):
     """Feeds the index service (``build_index``) when ``messageIndexEnable``.
 
     The index header is written to its mapping by :meth:`end_batch` (once per
@@ -184,7 +217,7 @@ class CommitLogDispatcherBuildIndex:
 
     __slots__ = ("_index", "_enabled", "_sync_each")
 
-    def __init__(self, index_service, enabled: Callable[[], bool], sync_each: bool = False) -> None:
+    def __init__(self, index_service: IndexBuilder, enabled: Callable[[], bool], sync_each: bool = False) -> None:
         self._index = index_service
         self._enabled = enabled
         self._sync_each = sync_each
@@ -198,18 +231,10 @@ class CommitLogDispatcherBuildIndex:
     def dispatch_many(self, requests: list[DispatchRequest]) -> None:
         """:meth:`dispatch` each request, in order."""
         if self._enabled():
-            many = getattr(self._index, "build_index_many", None)
-            if many is not None:
-                many(requests)
-            else:
-                build = self._index.build_index
-                for r in requests:
-                    build(r)
+            self._index.build_index_many(requests)
             if self._sync_each:
                 self.end_batch()
 
     def end_batch(self) -> None:
         """After a dispatch pass: write the index header to its mapping once for the whole batch."""
-        sync = getattr(self._index, "sync_header", None)
-        if sync is not None:
-            sync()
+        self._index.sync_header()

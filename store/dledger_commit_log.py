@@ -47,14 +47,14 @@ from common.config import ConfigError
 from common.mapped_file import CreateGuard
 from common.mapped_file_queue import MappedFileQueue
 from common.message import BLANK_MAGIC_CODE, MessageExtBatch, MessageExtBrokerInner
-from common.record_codec import store_timestamp_at
+from common.util import cancel_all
 from dledger.config import DLedgerConfig
 from dledger.entry import BODY_OFFSET
 from dledger.mmap_file_store import DLedgerMmapFileStore
 from dledger.protocol import DLedgerError, Role
 from dledger.protocol import DLedgerResponseCode as C
 from dledger.server import DLedgerServer
-from store.commit_log import CommitLog, TagsCodeCalculator
+from store.commit_log import CommitLog, TagsCodeCalculator, pickup_store_timestamp
 from store.config import MessageStoreConfig
 from store.dispatch import CommitLogDispatcher, DispatchRequest
 from store.dledger_bridge import dledger_config_from_store, put_status_for
@@ -90,6 +90,24 @@ def _patch_phys(pos: int, body: bytearray) -> None:
     """DLedger append hook: the record's commit-log offset is where its entry body starts."""
     if len(body) >= _PHYS_AT + 8:
         _I64.pack_into(body, _PHYS_AT, pos + BODY_OFFSET)
+
+
+class _Put:
+    """One put under way: its encoded records, the queue-offset reservation to undo on refusal, and
+    the entry positions the append hook collects (the hook also stamps each record's offset)."""
+
+    __slots__ = ("result", "records", "key", "prev", "positions")
+
+    def __init__(self, result: PutMessageResult, records: list[bytearray], key: str, prev: int | None) -> None:
+        self.result = result
+        self.records = records
+        self.key = key
+        self.prev = prev
+        self.positions: list[int] = []
+
+    def hook(self, pos: int, body: bytearray) -> None:
+        _patch_phys(pos, body)
+        self.positions.append(pos)
 
 
 class DLedgerCommitLog:
@@ -217,11 +235,7 @@ class DLedgerCommitLog:
         for the store until :meth:`shutdown`)."""
         if self._start_task is None:
             return
-        for task in (self._watch_task,):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        await cancel_all((self._watch_task,))
         with contextlib.suppress(Exception):
             await self._start_task
         if self.server.core is not None:
@@ -370,24 +384,24 @@ class DLedgerCommitLog:
             ar.msg_id = ",".join([f"{prefix}{p + BODY_OFFSET:016X}" for p in positions])
         msg.commit_log_offset = first
 
-    def _begin(self, msg, batch: bool):
-        """Checks, encoding and queue-offset reservation shared by the puts: (refusal, state)."""
+    def _begin(self, msg, batch: bool) -> PutMessageResult | _Put:
+        """Checks, encoding and queue-offset reservation shared by the puts: a refusal or the put."""
         if self.server is None or self.server.core is None:
-            return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark="DLedger is not started"), None
+            return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark="DLedger is not started")
         if not self.server.is_leader:
             # DLedger's handleAppend cannot start (pos -1): OS_PAGECACHE_BUSY, as RocketMQ answers
             return PutMessageResult(PutMessageStatus.OS_PAGECACHE_BUSY,
-                                    remark=f"not the DLedger leader (leader is {self.server.leader_id})"), None
+                                    remark=f"not the DLedger leader (leader is {self.server.leader_id})")
         key = f"{msg.topic}-{msg.queue_id}"
         prev = self.topic_queue_table.get(key)
         result, records = self._encode(msg, batch)
         if not result.is_ok():
-            return result, None
-        return None, (result, records, key, prev)
+            return result
+        return _Put(result, records, key, prev)
 
-    def _failed_start(self, e: DLedgerError, msg, state, positions: list[int]) -> PutMessageResult:
-        result, _records, key, prev = state
-        self._refuse(e.code, key, prev, len(positions), result.append_result.logics_offset)
+    def _failed_start(self, e: DLedgerError, msg, put: _Put) -> PutMessageResult:
+        result, positions = put.result, put.positions
+        self._refuse(e.code, put.key, put.prev, len(positions), result.append_result.logics_offset)
         if not positions:
             # a full disk is SERVICE_NOT_AVAILABLE (RocketMQ's disk-full answer), not "busy"
             status = PutMessageStatus.SERVICE_NOT_AVAILABLE if e.code == C.DISK_FULL else PutMessageStatus.OS_PAGECACHE_BUSY
@@ -409,24 +423,17 @@ class DLedgerCommitLog:
         return self._put_nowait(batch, True)
 
     def _put_nowait(self, msg, batch: bool) -> PutMessageResult:
-        refused, state = self._begin(msg, batch)
-        if refused is not None:
-            return refused
-        result, records = state[0], state[1]
-        positions: list[int] = []
-
-        def hook(pos: int, body: bytearray) -> None:
-            _patch_phys(pos, body)
-            positions.append(pos)
-
+        put = self._begin(msg, batch)
+        if isinstance(put, PutMessageResult):
+            return put
         core = self.server.core
         try:
-            for rec in records:
-                core.propose(rec, hook)
+            for rec in put.records:
+                core.propose(rec, put.hook)
         except DLedgerError as e:
-            return self._failed_start(e, msg, state, positions)
-        self._finish(result, positions, msg.store_host, msg)
-        return result
+            return self._failed_start(e, msg, put)
+        self._finish(put.result, put.positions, msg.store_host, msg)
+        return put.result
 
     async def put_message_async(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Append and wait until a quorum has it (status mapped per dledger.md §8.2)."""
@@ -436,27 +443,21 @@ class DLedgerCommitLog:
         return await self._put_replicated(batch, True)
 
     async def _put_replicated(self, msg, batch: bool) -> PutMessageResult:
-        refused, state = self._begin(msg, batch)
-        if refused is not None:
-            return refused
-        result, records = state[0], state[1]
-        positions: list[int] = []
-
-        def hook(pos: int, body: bytearray) -> None:
-            _patch_phys(pos, body)
-            positions.append(pos)
-
+        put = self._begin(msg, batch)
+        if isinstance(put, PutMessageResult):
+            return put
+        result, records, positions = put.result, put.records, put.positions
         core = self.server.core
         term = core.term
         try:
             for rec in records[:-1]:
-                core.propose(rec, hook)
+                core.propose(rec, put.hook)
             # server.append proposes synchronously, then waits: the whole batch goes in this turn and
             # the commit of its last entry commits all of them
-            await self.server.append(records[-1], hook)
+            await self.server.append(records[-1], put.hook)
         except DLedgerError as e:
             if len(positions) < len(records):
-                return self._failed_start(e, msg, state, positions)
+                return self._failed_start(e, msg, put)
             self._finish(result, positions, msg.store_host, msg)
             result.status = put_status_for(e.code)
             result.remark = f"DLedger append: {e}"
@@ -478,28 +479,21 @@ class DLedgerCommitLog:
         appended: list[tuple[int, PutMessageResult, list[int], MessageExtBrokerInner, int]] = []
         last_index = -1
         for msg in msgs:
-            refused, state = self._begin(msg, False)
-            if refused is not None:
-                results.append(refused)
+            put = self._begin(msg, False)
+            if isinstance(put, PutMessageResult):
+                results.append(put)
                 continue
-            result, records = state[0], state[1]
-            positions: list[int] = []
-
-            def hook(pos: int, body: bytearray, positions=positions) -> None:
-                _patch_phys(pos, body)
-                positions.append(pos)
-
             core = self.server.core
             term = core.term
             try:
-                for rec in records:
-                    last_index = core.propose(rec, hook).index
+                for rec in put.records:
+                    last_index = core.propose(rec, put.hook).index
             except DLedgerError as e:
-                results.append(self._failed_start(e, msg, state, positions))
+                results.append(self._failed_start(e, msg, put))
                 continue
-            self._finish(result, positions, msg.store_host, msg)
-            results.append(result)
-            appended.append((last_index, result, positions, msg, term))
+            self._finish(put.result, put.positions, msg.store_host, msg)
+            results.append(put.result)
+            appended.append((last_index, put.result, put.positions, msg, term))
         if not appended:
             return results
         try:
@@ -567,13 +561,7 @@ class DLedgerCommitLog:
         return self.storage.select_data(offset, size)
 
     def pickup_store_timestamp(self, offset: int, size: int) -> int:
-        """STORETIMESTAMP of the record at ``offset``; -1 when not readable."""
-        if offset < self.get_min_offset():
-            return -1
-        mv = self.get_message(offset, size)
-        if mv is None or len(mv) < 76:
-            return -1
-        return store_timestamp_at(mv)
+        return pickup_store_timestamp(self, offset, size)
 
     def get_data(self, offset: int, return_first_on_not_found: bool = False) -> memoryview | None:
         """Readable bytes from ``offset`` to the end of its file, never past the committed end."""

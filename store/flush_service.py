@@ -30,7 +30,7 @@ from store.config import MessageStoreConfig
 from store.message_store import CommitLogBackend
 from store.store_checkpoint import StoreCheckpoint
 
-__all__ = ["FlushRealTimeService", "GroupCommitService", "FlushConsumeQueueService", "flush_until"]
+__all__ = ["ThoroughFlush", "FlushRealTimeService", "GroupCommitService", "FlushConsumeQueueService", "flush_until"]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,31 @@ def flush_until(commit_log: CommitLogBackend, target: int) -> int:
     return q.flushed_where
 
 
+class ThoroughFlush:
+    """When a flush service last flushed everything: every ``*ThoroughInterval`` ms a round flushes
+    whatever is dirty (least pages 0) instead of waiting for ``*LeastPages`` of it."""
+
+    __slots__ = ("last",)
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+
+    def least_pages(self, least: int, thorough_interval_ms: int) -> int:
+        now = time.monotonic()
+        if (now - self.last) * 1000 >= thorough_interval_ms:
+            self.last = now
+            return 0
+        return least
+
+    async def round(self, flush: Callable[[int], object], least: int, thorough_interval_ms: int, what: str) -> None:
+        """One flush round in the default executor (off the event loop); a failure is logged and the
+        next round tries again."""
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, flush, self.least_pages(least, thorough_interval_ms))
+        except Exception:
+            log.exception("%s flush failed", what)
+
+
 class FlushRealTimeService:
     """Periodic CommitLog flush for ASYNC_FLUSH."""
 
@@ -65,7 +90,7 @@ class FlushRealTimeService:
         self.checkpoint = checkpoint
         self._stopped = False
         self._event = asyncio.Event()
-        self._last_thorough = time.monotonic()
+        self._thorough = ThoroughFlush()
 
     def wakeup(self) -> None:
         self._event.set()
@@ -80,7 +105,6 @@ class FlushRealTimeService:
             self.checkpoint.physic_msg_timestamp = q.store_timestamp
 
     async def run(self) -> None:
-        loop = asyncio.get_running_loop()
         while not self._stopped:
             interval = self.config.flushIntervalCommitLog / 1000.0
             if self.config.flushCommitLogTimed:
@@ -89,15 +113,8 @@ class FlushRealTimeService:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._event.wait(), interval)
                 self._event.clear()
-            least = self.config.flushCommitLogLeastPages
-            now = time.monotonic()
-            if (now - self._last_thorough) * 1000 >= self.config.flushCommitLogThoroughInterval:
-                self._last_thorough = now
-                least = 0
-            try:
-                await loop.run_in_executor(None, self._flush, least)
-            except Exception:
-                log.exception("commit log flush failed")
+            await self._thorough.round(self._flush, self.config.flushCommitLogLeastPages,
+                                       self.config.flushCommitLogThoroughInterval, "commit log")
 
     def stop(self) -> None:
         self._stopped = True
@@ -360,7 +377,7 @@ class FlushConsumeQueueService:
         self.checkpoint = checkpoint
         self._logics_timestamp = logics_timestamp
         self._stopped = False
-        self._last_thorough = time.monotonic()
+        self._thorough = ThoroughFlush()
 
     def flush(self, least_pages: int) -> None:
         """Blocking flush (also used at shutdown with ``least_pages`` 0)."""
@@ -372,18 +389,10 @@ class FlushConsumeQueueService:
             self.checkpoint.flush()
 
     async def run(self) -> None:
-        loop = asyncio.get_running_loop()
         while not self._stopped:
             await asyncio.sleep(self.config.flushIntervalConsumeQueue / 1000.0)
-            least = self.config.flushConsumeQueueLeastPages
-            now = time.monotonic()
-            if (now - self._last_thorough) * 1000 >= self.config.flushConsumeQueueThoroughInterval:
-                self._last_thorough = now
-                least = 0
-            try:
-                await loop.run_in_executor(None, self.flush, least)
-            except Exception:
-                log.exception("consume queue flush failed")
+            await self._thorough.round(self.flush, self.config.flushConsumeQueueLeastPages,
+                                       self.config.flushConsumeQueueThoroughInterval, "consume queue")
 
     def stop(self) -> None:
         self._stopped = True

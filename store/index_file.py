@@ -145,21 +145,20 @@ def index_file_name(ts_ms: int) -> str:
     return time.strftime("%Y%m%d%H%M%S", lt) + f"{ts_ms % 1000:03d}"
 
 
+#: the header's fields in file order (beginTimestamp, endTimestamp, beginPhyOffset, endPhyOffset,
+#: hashSlotCount, indexCount)
+_HEADER_FIELDS = ("begin_timestamp", "end_timestamp", "begin_phy_offset", "end_phy_offset", "hash_slot_count",
+                  "index_count")
+_header_values = operator.attrgetter(*_HEADER_FIELDS)
+
+
 class IndexHeader:
     """The 40-byte header, kept in memory; :meth:`store` writes it to the buffer.
 
     Writers store it after each batch of puts (IndexService.sync_header), on
     flush and on close, instead of repacking 40 bytes per key."""
 
-    __slots__ = (
-        "_buf",
-        "begin_timestamp",
-        "end_timestamp",
-        "begin_phy_offset",
-        "end_phy_offset",
-        "hash_slot_count",
-        "index_count",
-    )
+    __slots__ = ("_buf", *_HEADER_FIELDS)
 
     def __init__(self, buf) -> None:
         self._buf = buf
@@ -172,29 +171,14 @@ class IndexHeader:
 
     def load(self) -> None:
         """Read the header from the buffer; a stored indexCount <= 0 reads as 1."""
-        (
-            self.begin_timestamp,
-            self.end_timestamp,
-            self.begin_phy_offset,
-            self.end_phy_offset,
-            self.hash_slot_count,
-            self.index_count,
-        ) = _HEADER.unpack_from(self._buf, 0)
+        for name, value in zip(_HEADER_FIELDS, _HEADER.unpack_from(self._buf, 0), strict=True):
+            setattr(self, name, value)
         if self.index_count <= 0:
             self.index_count = 1
 
     def store(self) -> None:
         """Write every header field to the buffer."""
-        _HEADER.pack_into(
-            self._buf,
-            0,
-            self.begin_timestamp,
-            self.end_timestamp,
-            self.begin_phy_offset,
-            self.end_phy_offset,
-            self.hash_slot_count,
-            self.index_count,
-        )
+        _HEADER.pack_into(self._buf, 0, *_header_values(self))
 
     def as_dict(self) -> dict[str, int]:
         """Header fields under RocketMQ's names (for tools and logs)."""

@@ -14,12 +14,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from common.mapped_file import CreateGuard, DiskFullError
 from common.speedups import IS_COMPILED as _COMPILED
 from common.util import now_ms
 from store.config import MessageStoreConfig
+from store.dispatch import DispatchRequest
 from store.index_file import IndexFile, IndexFileError, PrefixedKeyHasher, index_file_name
 
 __all__ = ["IndexService", "QueryOffsetResult", "IndexCheckpoint", "build_key"]
@@ -161,12 +162,12 @@ class IndexService:
 
     # -- write ------------------------------------------------------------
 
-    def dispatch(self, request: Any) -> None:
+    def dispatch(self, request: DispatchRequest) -> None:
         """CommitLogDispatcher entry point: index ``request`` when ``messageIndexEnable``."""
         if self.config.messageIndexEnable:
             self.build_index(request)
 
-    def build_index(self, req: Any) -> None:
+    def build_index(self, req: DispatchRequest) -> None:
         """Index one dispatched record (a store.dispatch.DispatchRequest).
 
         Skipped when the record lies before the last file's endPhyOffset (already

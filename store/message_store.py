@@ -32,6 +32,7 @@ __all__ = [
     "GetMessageStatus",
     "GetMessageResult",
     "QueryMessageResult",
+    "CqExtUnit",
     "MessageFilter",
     "CommitLogBackend",
     "MessageStore",
@@ -173,10 +174,18 @@ class QueryMessageResult:
         return b"".join(self.buffers)
 
 
+class CqExtUnit(Protocol):
+    """A consume-queue ext unit (RocketMQ's CqExtUnit) as a filter reads it: the message's store
+    time and the bloom bitmap computed for it at dispatch."""
+
+    msg_store_time: int
+    filter_bit_map: bytes | None
+
+
 class MessageFilter(Protocol):
     """Decides which records a pull returns (tag hash first, then the whole record)."""
 
-    def is_matched_by_consume_queue(self, tags_code: int | None, cq_ext_unit=None) -> bool: ...
+    def is_matched_by_consume_queue(self, tags_code: int | None, cq_ext_unit: CqExtUnit | None = None) -> bool: ...
 
     def is_matched_by_commit_log(self, msg_buffer: memoryview | None, properties: dict[str, str] | None) -> bool: ...
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import operator
 import struct
@@ -37,11 +36,6 @@ _II = struct.Struct(">ii")
 _NEVER = 1 << 62  # entries_from of a log without DLedger entries
 _NO_PREPARED: tuple = ()
 DISK_FULL_RETRY_S = 0.2
-
-
-def _dispatch_each(dispatcher: CommitLogDispatcher, requests: list[DispatchRequest]) -> None:
-    for r in requests:
-        dispatcher.dispatch(r)
 
 
 class ReputMessageService:
@@ -97,14 +91,13 @@ class ReputMessageService:
         """Dispatch every complete record readable now; return how many.
 
         One pass per mapped-file view: its records go to each dispatcher in one call,
-        ``on_dispatched`` gets the last record dispatched and dispatchers with
-        ``end_batch`` are told once at the end.
+        ``on_dispatched`` gets the last record dispatched and every dispatcher's
+        ``end_batch`` is called once at the end.
         """
         cl = self.commit_log
         count = 0
         dispatchers = tuple(self.dispatchers)
-        dispatch_many = [getattr(d, "dispatch_many", None) or functools.partial(_dispatch_each, d)
-                         for d in dispatchers]
+        dispatch_many = [d.dispatch_many for d in dispatchers]
         listener = self.arriving_listener if self._notify_arriving() else None
         prepared = cl.prepared
         if prepared is None:
@@ -154,9 +147,7 @@ class ReputMessageService:
                 if self._on_dispatched is not None:
                     self._on_dispatched(last)
                 for d in dispatchers:
-                    end = getattr(d, "end_batch", None)
-                    if end is not None:
-                        end()
+                    d.end_batch()
             self.dispatched_count += count
         return count
 

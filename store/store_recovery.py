@@ -58,9 +58,7 @@ def recover_store(config: MessageStoreConfig, commit_log: CommitLogBackend, cons
         commit_log.recover_abnormally(max_phy_cq, min_ts, dispatch, consume_queues.truncate_dirty,
                                       consume_queues.destroy_all, needs_dispatch)
         for d in dispatchers:  # e.g. the index header, written once after the re-dispatch
-            end = getattr(d, "end_batch", None)
-            if end is not None:
-                end()
+            d.end_batch()
         # The re-dispatched units must be durable before new ones follow them: else a second crash
         # can leave a hole in an older file, below the last three that ConsumeQueue.recover scans,
         # and every message after the hole vanishes from the queue (fault suite: power loss, tear).

@@ -18,6 +18,7 @@ from common.mixall import RETRY_GROUP_TOPIC_PREFIX
 from remoting.body.heartbeat import HeartbeatData
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 
 __all__ = ["PlainAccessValidator", "AclRpcHook", "Validator"]
 
@@ -146,7 +147,7 @@ class AclRpcHook:
         self.validator = validator
         self._granted = validator.manager.validate_granted
 
-    def do_before_request(self, conn: Any, request: RemotingCommand) -> RemotingCommand | None:
+    def do_before_request(self, conn: Connection, request: RemotingCommand) -> RemotingCommand | None:
         # PlainAccessValidator.validate_granted inlined: one call less on every send and pull
         ext = request.ext_fields
         fields = _GRANT_FIELDS.get(request.code)
@@ -161,5 +162,5 @@ class AclRpcHook:
             return RemotingCommand.response(_SYSTEM_ERROR, e.remark)
         return None
 
-    def do_after_response(self, conn: Any, request: RemotingCommand | None, response: RemotingCommand) -> None:
+    def do_after_response(self, conn: Connection, request: RemotingCommand | None, response: RemotingCommand) -> None:
         return None

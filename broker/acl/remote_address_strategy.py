@@ -24,20 +24,20 @@ def _always(_addr: str) -> bool:
     return True
 
 
-def _is_ipv4(s: str) -> bool:
+def _parses_as(s: str, address_cls: type[ipaddress.IPv4Address] | type[ipaddress.IPv6Address]) -> bool:
     try:
-        ipaddress.IPv4Address(s)
+        address_cls(s)
         return True
     except ValueError:
         return False
+
+
+def _is_ipv4(s: str) -> bool:
+    return _parses_as(s, ipaddress.IPv4Address)
 
 
 def _is_ipv6(s: str) -> bool:
-    try:
-        ipaddress.IPv6Address(s)
-        return True
-    except ValueError:
-        return False
+    return _parses_as(s, ipaddress.IPv6Address)
 
 
 def expand_ipv6(s: str) -> str:

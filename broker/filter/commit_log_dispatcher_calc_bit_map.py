@@ -10,16 +10,16 @@ commit log. Must run before the consume-queue dispatcher.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from broker.filter.consumer_filter_manager import ConsumerFilterManager
+from store.dispatch import DispatcherBase, DispatchRequest
 
 __all__ = ["CommitLogDispatcherCalcBitMap"]
 
 log = logging.getLogger("rocketmq.filter")
 
 
-class CommitLogDispatcherCalcBitMap:
+class CommitLogDispatcherCalcBitMap(DispatcherBase):
     """A store CommitLogDispatcher (``dispatch(request)``) filling ``request.bit_map``."""
 
     __slots__ = ("_enabled", "_manager")
@@ -28,7 +28,7 @@ class CommitLogDispatcherCalcBitMap:
         self._enabled = enable_calc_filter_bit_map
         self._manager = consumer_filter_manager
 
-    def dispatch(self, request: Any) -> None:
+    def dispatch(self, request: DispatchRequest) -> None:
         if not self._enabled:
             return
         datas = self._manager.get_by_topic(request.topic)
@@ -36,7 +36,7 @@ class CommitLogDispatcherCalcBitMap:
             return
         bloom = self._manager.bloom_filter
         bitmap = bloom.new_bitmap()
-        properties = getattr(request, "properties", None)
+        properties = request.properties
         for data in datas:
             if data.compiledExpression is None or data.bloomFilterData is None:
                 continue

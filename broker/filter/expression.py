@@ -403,69 +403,48 @@ class _Compiler:
         return self._in(t, True)
 
 
-def _logic_and(fns: list[_Fn], text: str) -> _Node:
-    """LogicExpression.createAND folded over a chain: ((a AND b) AND c) evaluates left to
-    right, stops at the first FALSE, else is null if any operand was null."""
+def _logic_chain(fns: list[_Fn], text: str, stop: bool) -> _Node:
+    """A chain of one logic operator, left to right: the first operand that is ``stop`` (FALSE for
+    AND, TRUE for OR) decides; else null if any operand was null, else ``not stop``."""
+    done = not stop
     if len(fns) == 2:
         lf, rf = fns
 
-        def and2(get, lf=lf, rf=rf):
+        def two(get, lf=lf, rf=rf, stop=stop, done=done):
             lv = lf(get)
-            if lv is False:
-                return False
+            if lv is stop:
+                return stop
             rv = rf(get)
-            if rv is False:
-                return False
+            if rv is stop:
+                return stop
             if lv is None or rv is None:
                 return None
-            return True
+            return done
 
-        return _Node(_BOOL, "B", and2, text)
+        return _Node(_BOOL, "B", two, text)
     fns_t = tuple(fns)
 
-    def and_n(get, fns=fns_t):
+    def chain(get, fns=fns_t, stop=stop, done=done):
         unknown = False
         for f in fns:
             v = f(get)
-            if v is False:
-                return False
+            if v is stop:
+                return stop
             if v is None:
                 unknown = True
-        return None if unknown else True
+        return None if unknown else done
 
-    return _Node(_BOOL, "B", and_n, text)
+    return _Node(_BOOL, "B", chain, text)
+
+
+def _logic_and(fns: list[_Fn], text: str) -> _Node:
+    """LogicExpression.createAND folded over a chain: ((a AND b) AND c) stops at the first FALSE."""
+    return _logic_chain(fns, text, False)
 
 
 def _logic_or(fns: list[_Fn], text: str) -> _Node:
     """LogicExpression.createOR folded over a chain (stops at the first TRUE)."""
-    if len(fns) == 2:
-        lf, rf = fns
-
-        def or2(get, lf=lf, rf=rf):
-            lv = lf(get)
-            if lv is True:
-                return True
-            rv = rf(get)
-            if rv is True:
-                return True
-            if lv is None or rv is None:
-                return None
-            return False
-
-        return _Node(_BOOL, "B", or2, text)
-    fns_t = tuple(fns)
-
-    def or_n(get, fns=fns_t):
-        unknown = False
-        for f in fns:
-            v = f(get)
-            if v is True:
-                return True
-            if v is None:
-                unknown = True
-        return None if unknown else False
-
-    return _Node(_BOOL, "B", or_n, text)
+    return _logic_chain(fns, text, True)
 
 
 _TESTS: dict[str, Callable[[int], bool]] = {

@@ -14,11 +14,14 @@ Use :func:`build_message_filter` to get the right class for the broker's
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from broker.filter.consumer_filter_data import ConsumerFilterData, build_consumer_filter_data
 from broker.filter.record_properties import RecordDecodeError, decode_record_properties
 from broker.filter.selector_parser import FilterParseError
+
+if TYPE_CHECKING:
+    from broker.filter.consumer_filter_manager import ConsumerFilterManager
 from common.filter import (
     SUB_ALL,
     ExpressionType,
@@ -26,6 +29,7 @@ from common.filter import (
     SubscriptionParseError,
     build_subscription_data,
 )
+from store.message_store import CqExtUnit
 
 __all__ = [
     "FilterNotSupportedError",
@@ -45,19 +49,6 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 class FilterNotSupportedError(FilterParseError):
     """SQL92 subscription while the broker has ``enablePropertyFilter=false`` (answer SYSTEM_ERROR)."""
-
-
-def _ext_unit_fields(unit: Any) -> tuple[int | None, Any]:
-    """(msg store time, filter bitmap) of a consume-queue ext unit, whatever its attribute style."""
-    store_time = getattr(unit, "msg_store_time", None)
-    if store_time is None:
-        store_time = getattr(unit, "msgStoreTime", None)
-    bitmap = getattr(unit, "filter_bit_map", None)
-    if bitmap is None:
-        bitmap = getattr(unit, "filterBitMap", None)
-    if bitmap is None:
-        bitmap = getattr(unit, "bit_map", None)
-    return store_time, bitmap
 
 
 class ExpressionMessageFilter:
@@ -82,7 +73,7 @@ class ExpressionMessageFilter:
         self,
         subscription_data: SubscriptionData | None,
         consumer_filter_data: ConsumerFilterData | None = None,
-        consumer_filter_manager: Any = None,
+        consumer_filter_manager: ConsumerFilterManager | None = None,
     ):
         self.subscription_data = subscription_data
         self.consumer_filter_data = consumer_filter_data
@@ -91,14 +82,14 @@ class ExpressionMessageFilter:
         self._tag_type = subscription_data is None or ExpressionType.is_tag_type(subscription_data.expressionType)
         self._sub_all = subscription_data is not None and subscription_data.subString == SUB_ALL
         self._codes = frozenset(subscription_data.codeSet) if subscription_data is not None else frozenset()
-        bloom = getattr(consumer_filter_manager, "bloom_filter", None)
+        bloom = consumer_filter_manager.bloom_filter if consumer_filter_manager is not None else None
         self._bloom_valid = (
             consumer_filter_data is not None
             and bloom is not None
             and bloom.is_valid(consumer_filter_data.bloomFilterData)
         )
 
-    def is_matched_by_consume_queue(self, tags_code: int | None, cq_ext_unit: Any = None) -> bool:
+    def is_matched_by_consume_queue(self, tags_code: int | None, cq_ext_unit: CqExtUnit | None = None) -> bool:
         """Tag filter by hash code; SQL92 passes unless its bloom bitmap rules the message out."""
         if self._match_all:
             return True
@@ -111,7 +102,7 @@ class ExpressionMessageFilter:
             return tags_code in self._codes
         return self._bitmap_match(cq_ext_unit)
 
-    def _bitmap_match(self, cq_ext_unit: Any) -> bool:
+    def _bitmap_match(self, cq_ext_unit: CqExtUnit | None) -> bool:
         data = self.consumer_filter_data
         if (
             data is None
@@ -122,7 +113,7 @@ class ExpressionMessageFilter:
             or not self._bloom_valid
         ):
             return True
-        store_time, bitmap = _ext_unit_fields(cq_ext_unit)
+        store_time, bitmap = cq_ext_unit.msg_store_time, cq_ext_unit.filter_bit_map
         if store_time is None or not data.is_msg_in_live(store_time):
             # stored before this filter existed: no bits were computed for it
             return True
@@ -188,7 +179,7 @@ def build_message_filter(
     *,
     enable_property_filter: bool = False,
     filter_support_retry: bool = False,
-    consumer_filter_manager: Any = None,
+    consumer_filter_manager: ConsumerFilterManager | None = None,
 ) -> ExpressionMessageFilter:
     """The MessageFilter for one pull.
 

@@ -12,7 +12,6 @@ The rocketmq-exporter names (Grafana dashboard 10477) keep that project's own la
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -30,6 +29,7 @@ from broker.metrics.put_metrics import PullOffsets, PutMetrics
 from broker.metrics.snapshot_collector import SnapshotCollector, SnapshotExposition
 from broker.role_state import RoleState
 from common.metrics_exporter import PromHttpServer, check_exporter_type, parse_metrics_label
+from common.util import cancel_all
 from remoting.rpc_latency import RpcLatencyHook
 from store.config import MessageStoreConfig
 from store.message_store import MessageStore
@@ -108,11 +108,8 @@ class BrokerMetricsManager:
         self._task = asyncio.get_running_loop().create_task(self._refresh_loop(), name="broker-metrics-refresh")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        await cancel_all((self._task,))
+        self._task = None
         await self.http.stop()
 
     async def _refresh_loop(self) -> None:

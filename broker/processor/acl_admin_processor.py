@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from broker.config import BrokerConfig
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.header.admin_extra import (
     CreateAccessConfigRequestHeader,
     DeleteAccessConfigRequestHeader,
@@ -62,6 +64,18 @@ def _has_line_break(*values: Any) -> bool:
     return any(isinstance(v, str) and ("\n" in v or "\r" in v) for v in values)
 
 
+def _change(req: RemotingCommand, failed: int, apply: Callable[[], bool], refused: str) -> RemotingCommand | None:
+    """Apply an ACL file change: None when it went in; else the ``failed`` answer with the error's
+    text, or with ``refused`` when the store said no (4.9.7's remarks)."""
+    try:
+        ok = apply()
+    except Exception as e:  # AclException or an I/O error: the file is unchanged
+        return req.response_to(failed, str(e))
+    if not ok:
+        return req.response_to(failed, refused)
+    return None
+
+
 class AclAdminProcessor:
     """See the module docstring; ``acl`` is None when the broker runs without ACL."""
 
@@ -70,7 +84,7 @@ class AclAdminProcessor:
         self.acl = acl
         self.broker_addr = broker_addr
 
-    def update_and_create_acl_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def update_and_create_acl_config(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(CreateAccessConfigRequestHeader)
         failed = ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED
         if self.acl is None:
@@ -95,40 +109,33 @@ class AclAdminProcessor:
         log.info("ACL account %s updated by %s", h.accessKey, conn.remote_addr)
         return req.response_to(ResponseCode.SUCCESS)
 
-    def delete_acl_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def delete_acl_config(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(DeleteAccessConfigRequestHeader)
         failed = ResponseCode.DELETE_ACL_CONFIG_FAILED
         if self.acl is None:
             return req.response_to(failed, ACL_NOT_ENABLED)
-        try:
-            ok = self.acl.delete_account(h.accessKey)
-        except Exception as e:
-            return req.response_to(failed, str(e))
-        if not ok:
-            return req.response_to(
-                failed, f"The accessKey[{h.accessKey}] corresponding to accessConfig has been deleted failed."
-            )
+        acl = self.acl
+        err = _change(req, failed, lambda: acl.delete_account(h.accessKey),
+                      f"The accessKey[{h.accessKey}] corresponding to accessConfig has been deleted failed.")
+        if err is not None:
+            return err
         log.info("ACL account %s deleted by %s", h.accessKey, conn.remote_addr)
         return req.response_to(ResponseCode.SUCCESS)
 
-    def update_global_white_addrs_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def update_global_white_addrs_config(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(UpdateGlobalWhiteAddrsConfigRequestHeader)
         failed = ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED
         if self.acl is None:
             return req.response_to(failed, ACL_NOT_ENABLED)
         if _has_line_break(h.globalWhiteAddrs, h.aclFileFullPath):
             return req.response_to(failed, "ACL values must not contain line breaks")
-        try:
-            ok = self.acl.update_global_white_addrs(_split(h.globalWhiteAddrs) or [], h.aclFileFullPath or None)
-        except Exception as e:
-            return req.response_to(failed, str(e))
-        if not ok:
-            return req.response_to(
-                failed, f"The globalWhiteAddresses[{h.globalWhiteAddrs}] has been updated failed."
-            )
-        return req.response_to(ResponseCode.SUCCESS)
+        acl = self.acl
+        err = _change(req, failed,
+                      lambda: acl.update_global_white_addrs(_split(h.globalWhiteAddrs) or [], h.aclFileFullPath or None),
+                      f"The globalWhiteAddresses[{h.globalWhiteAddrs}] has been updated failed.")
+        return err if err is not None else req.response_to(ResponseCode.SUCCESS)
 
-    def get_broker_cluster_acl_info(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_broker_cluster_acl_info(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         if self.acl is None:
             return req.response_to(ResponseCode.SYSTEM_ERROR, ACL_NOT_ENABLED)
         bc = self.broker_config
@@ -141,7 +148,7 @@ class AclAdminProcessor:
         )
         return req.response_to(ResponseCode.SUCCESS, header=header)
 
-    def get_broker_cluster_acl_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_broker_cluster_acl_config(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         if self.acl is None:
             return req.response_to(ResponseCode.SYSTEM_ERROR, ACL_NOT_ENABLED)
         body = json.dumps(self.acl.all_acl_config(), separators=(",", ":"), ensure_ascii=False).encode("utf-8")

@@ -35,6 +35,7 @@ from remoting.body.kv import KVTable
 from remoting.body.topic_config import DataVersion
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.header.broker import ViewBrokerStatsDataRequestHeader
 from store.config import MessageStoreConfig
 from store.message_store import MessageStore
@@ -77,7 +78,7 @@ class BrokerConfigProcessor:
         self.data_version = DataVersion()
         self.boot_timestamp = boot_timestamp or now_ms()
 
-    def get_broker_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_broker_config(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         props = to_properties(*self.configs)
         if self.role is not None:
             props["brokerRole"] = self.role.broker_role.name
@@ -94,7 +95,7 @@ class BrokerConfigProcessor:
                     return c, f, typing.get_type_hints(type(c))[key]
         return None
 
-    def update_broker_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def update_broker_config(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         try:
             props = parse_properties((req.body or b"").decode("utf-8"))
         except UnicodeDecodeError:
@@ -151,7 +152,7 @@ class BrokerConfigProcessor:
         except OSError as e:
             log.error("cannot persist the broker config to %s: %s", self.config_file, e)
 
-    def view_broker_stats_data(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def view_broker_stats_data(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         """VIEW_BROKER_STATS_DATA (315): minute/hour/day stats of one item."""
 
         h = req.decode_header(ViewBrokerStatsDataRequestHeader)
@@ -165,7 +166,7 @@ class BrokerConfigProcessor:
         }
         return req.response_to(ResponseCode.SUCCESS, body=fastjson.dumps(body))
 
-    def get_runtime_info(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_runtime_info(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         return req.response_to(ResponseCode.SUCCESS, body=KVTable(table=self.runtime_info()).to_json())
 
     def runtime_info(self) -> dict[str, str]:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from broker.client_channel_info import ClientChannelInfo
 from broker.config import BrokerConfig
 from broker.consumer_manager import ConsumerManager
 from remoting import fastjson
 from remoting.body import BodyError
+from remoting.connection import Connection
 from remoting.header.broker import UnregisterClientRequestHeader
 
 if TYPE_CHECKING:  # imported where used: not needed to start a broker
@@ -54,7 +55,7 @@ class ClientManageProcessor:
         self.topics = topic_config_manager
         self.filters = consumer_filter_manager
 
-    def heart_beat(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def heart_beat(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.heartbeat import HeartbeatData
 
@@ -101,7 +102,7 @@ class ClientManageProcessor:
             self.producers.register_producer(pd.groupName, ClientChannelInfo(conn, data.clientID, language, req.version))
         return req.response_to(ResponseCode.SUCCESS)
 
-    def unregister_client(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def unregister_client(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(UnregisterClientRequestHeader)
         if h.producerGroup:
             self.producers.unregister_producer(h.producerGroup, conn)
@@ -113,7 +114,7 @@ class ClientManageProcessor:
             )
         return req.response_to(ResponseCode.SUCCESS)
 
-    def check_client_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def check_client_config(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         # imported on first use: the SQL92 compiler (lark) stays off start-up (start-up time)
         from broker.filter.expression_message_filter import build_message_filter
         from broker.filter.selector_parser import FilterParseError

@@ -12,8 +12,10 @@ from typing import Any
 
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import TOPIC_GROUP_SEPARATOR, ConsumerOffsetManager
+from broker.filter import ConsumerFilterManager
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.header.admin_extra import QueryConsumeQueueRequestHeader, QueryCorrectionOffsetHeader
 from store.consume_queue import CQ_STORE_UNIT_SIZE
 from store.message_store import MessageStore
@@ -44,7 +46,7 @@ class ConsumeQueueAdminProcessor:
     """Reads consume-queue units and per-queue minimum committed offsets for admin tools."""
 
     def __init__(self, store: MessageStore, consumer_manager: ConsumerManager, consumer_offset_manager: ConsumerOffsetManager,
-                 consumer_filter_manager: Any = None):
+                 consumer_filter_manager: ConsumerFilterManager | None = None):
         self.store = store
         self.consumers = consumer_manager
         self.offsets = consumer_offset_manager
@@ -52,7 +54,7 @@ class ConsumeQueueAdminProcessor:
 
     # -- QUERY_CONSUME_QUEUE -------------------------------------------------------------
 
-    def query_consume_queue(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def query_consume_queue(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         """Up to ``count`` units of a queue from unit ``index`` (never past the end of that unit's file).
 
         An unknown queue is SYSTEM_ERROR "<queueId>@<topic> is not exist!". An index outside the
@@ -104,7 +106,7 @@ class ConsumeQueueAdminProcessor:
 
     # -- QUERY_CORRECTION_OFFSET ----------------------------------------------------------
 
-    def query_correction_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def query_correction_offset(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         """Per queue of ``topic``: the smallest committed offset of every group except ``filterGroups``
         (offsets below the queue's min offset are ignored); a queue where ``compareGroup`` is behind
         that minimum gets Long.MAX_VALUE (nothing to correct)."""

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import ConsumerOffsetManager
 from common import topic_validator
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.header.broker import (
     GetConsumerListByGroupRequestHeader,
     QueryConsumerOffsetRequestHeader,
@@ -32,7 +31,7 @@ class ConsumerManageProcessor:
         self.offsets = consumer_offset_manager
         self.store = store
 
-    def get_consumer_list_by_group(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_consumer_list_by_group(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.consumer import GetConsumerListByGroupResponseBody
 
@@ -45,7 +44,7 @@ class ConsumerManageProcessor:
                 return req.response_to(ResponseCode.SUCCESS, body=body)
         return req.response_to(ResponseCode.SYSTEM_ERROR, f"no consumer for this group, {h.consumerGroup}")
 
-    def update_consumer_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def update_consumer_offset(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(UpdateConsumerOffsetRequestHeader)
         err = topic_validator.validate_topic(h.topic) or topic_validator.validate_group(h.consumerGroup)
         if err is not None:
@@ -55,7 +54,7 @@ class ConsumerManageProcessor:
         self.offsets.commit_offset(conn.remote_addr, h.consumerGroup, h.topic, h.queueId, h.commitOffset)
         return req.response_to(ResponseCode.SUCCESS)
 
-    def query_consumer_offset(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def query_consumer_offset(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(QueryConsumerOffsetRequestHeader)
         offset = self.offsets.query_offset(h.consumerGroup, h.topic, h.queueId)
         if offset >= 0:

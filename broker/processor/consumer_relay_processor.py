@@ -4,11 +4,11 @@ CONSUME_MESSAGE_DIRECTLY (309) (admin tools -> broker -> the client's own connec
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from broker.consumer_manager import ConsumerManager
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 
 __all__ = ["ConsumerRelayProcessor"]
 
@@ -24,14 +24,14 @@ class ConsumerRelayProcessor:
         self.consumers = consumer_manager
         self.timeout_s = timeout_s
 
-    async def __call__(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    async def __call__(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         ext = req.ext_fields or {}
         group = ext.get("consumerGroup")
         client_id = ext.get("clientId")
         if not group or not client_id:
             return req.response_to(ResponseCode.SYSTEM_ERROR, "the custom field <consumerGroup>/<clientId> is null")
         info = self.consumers.find_channel(group, client_id)
-        if info is None or getattr(info.channel, "closed", False):
+        if info is None or info.channel.closed:
             return req.response_to(ResponseCode.SYSTEM_ERROR, f"The Consumer <{group}> <{client_id}> not online")
         if info.version < _V3_0_7_SNAPSHOT:
             return req.response_to(

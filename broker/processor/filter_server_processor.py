@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
 
+from broker.client_channel_info import ClientChannel
 from broker.config import BrokerConfig
 from broker.role_state import RoleState
 from common.util import now_ms
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.header.admin_extra import RegisterFilterServerRequestHeader, RegisterFilterServerResponseHeader
 
 __all__ = ["FilterServerManager", "FilterServerProcessor", "FILTER_SERVER_MAX_IDLE_TIME_MS"]
@@ -40,9 +41,9 @@ class FilterServerManager:
 
     def __init__(self, max_idle_ms: int = FILTER_SERVER_MAX_IDLE_TIME_MS):
         self.max_idle_ms = max_idle_ms
-        self.table: dict[Any, _FilterServerInfo] = {}
+        self.table: dict[ClientChannel, _FilterServerInfo] = {}
 
-    def register_filter_server(self, channel: Any, filter_server_addr: str) -> None:
+    def register_filter_server(self, channel: ClientChannel, filter_server_addr: str) -> None:
         info = self.table.get(channel)
         if info is None:
             self.table[channel] = _FilterServerInfo(filter_server_addr, now_ms())
@@ -51,17 +52,17 @@ class FilterServerManager:
             info.filter_server_addr = filter_server_addr
             info.last_update_timestamp = now_ms()
 
-    def scan_not_active_channel(self) -> list[Any]:
+    def scan_not_active_channel(self) -> list[ClientChannel]:
         """Drop entries idle too long or whose connection closed; returns their channels."""
         now = now_ms()
         gone = [ch for ch, info in self.table.items()
-                if now - info.last_update_timestamp > self.max_idle_ms or getattr(ch, "closed", False)]
+                if now - info.last_update_timestamp > self.max_idle_ms or ch.closed]
         for ch in gone:
             info = self.table.pop(ch)
             log.warning("The Filter Server<%s> expired, remove it", info.filter_server_addr)
         return gone
 
-    def do_channel_close_event(self, channel: Any) -> None:
+    def do_channel_close_event(self, channel: ClientChannel) -> None:
         info = self.table.pop(channel, None)
         if info is not None:
             log.warning("The Filter Server<%s> connection closed, remove it", info.filter_server_addr)
@@ -81,7 +82,7 @@ class FilterServerProcessor:
         self.role = role if role is not None else RoleState()
         self.manager = manager if manager is not None else FilterServerManager()
 
-    def register_filter_server(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def register_filter_server(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(RegisterFilterServerRequestHeader)
         addr = h.filterServerAddr.strip()
         if not addr:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from broker.rebalance_lock_manager import RebalanceLockManager
 from remoting.body import BodyError
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 
 __all__ = ["LockProcessor"]
 
@@ -21,7 +21,7 @@ class LockProcessor:
     def __init__(self, lock_manager: RebalanceLockManager):
         self.locks = lock_manager
 
-    def lock_batch_mq(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def lock_batch_mq(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.consumer import LockBatchRequestBody, LockBatchResponseBody
 
@@ -32,7 +32,7 @@ class LockProcessor:
         granted = self.locks.try_lock_batch(body.consumerGroup, body.mqSet, body.clientId)
         return req.response_to(ResponseCode.SUCCESS, body=LockBatchResponseBody(lockOKMQSet=granted).to_json())
 
-    def unlock_batch_mq(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def unlock_batch_mq(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.consumer import UnlockBatchRequestBody
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from broker.producer_manager import ProducerManager
+from remoting.connection import Connection
 from remoting.header.admin_extra import GetAllProducerInfoRequestHeader
 
 if TYPE_CHECKING:  # imported where used: not needed to start a broker
@@ -44,6 +45,6 @@ class ProducerInfoProcessor:
     def __init__(self, producer_manager: ProducerManager):
         self.producers = producer_manager
 
-    def get_all_producer_info(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_all_producer_info(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         req.decode_header(GetAllProducerInfoRequestHeader)
         return req.response_to(ResponseCode.SUCCESS, body=build_producer_table(self.producers).to_json())

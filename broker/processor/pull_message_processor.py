@@ -5,17 +5,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from broker.broker_stats_manager import BrokerStatsManager
 from broker.config import BrokerConfig
-from broker.consumer_manager import ConsumerManager
-from broker.consumer_offset_manager import ConsumerOffsetManager
+from broker.managers import Managers
 
 if TYPE_CHECKING:  # imported where used: not needed to start a broker
-    from broker.filter import ConsumerFilterManager
+    pass
 from broker.pull_request_hold_service import PullRequest, PullRequestHoldService
 from broker.role_state import RoleState
-from broker.subscription_group_manager import SubscriptionGroupManager
-from broker.topic_config_manager import TopicConfigManager
 from common import mixall
 from common.filter import ExpressionType
 from common.message import MessageConst, MessageExtBrokerInner
@@ -23,6 +19,7 @@ from common.perm import is_readable
 from common.util import java_string_hash, now_ms
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.header import HeaderError
 from store.message_store import MessageStore
 
@@ -92,29 +89,24 @@ class PullMessageProcessor:
         self,
         broker_config: BrokerConfig,
         store: MessageStore,
-        topic_config_manager: TopicConfigManager,
-        subscription_group_manager: SubscriptionGroupManager,
-        consumer_manager: ConsumerManager,
-        consumer_offset_manager: ConsumerOffsetManager,
-        stats: BrokerStatsManager,
+        managers: Managers,
         *,
         role: RoleState | None = None,
         offset_check_in_slave: bool = False,
         store_host: tuple[str, int] = ("127.0.0.1", 10911),
-        consumer_filter_manager: ConsumerFilterManager | None = None,
     ):
         self.broker_config = broker_config
         self.store = store
-        self.topics = topic_config_manager
-        self.groups = subscription_group_manager
-        self.consumers = consumer_manager
-        self.offsets = consumer_offset_manager
-        self.stats = stats
+        self.topics = managers.topics
+        self.groups = managers.groups
+        self.consumers = managers.consumers
+        self.offsets = managers.offsets
+        self.stats = managers.stats
         self.pull_offsets: Any = None  # broker.metrics PullOffsets when the Prometheus endpoint is on
         self.role = role if role is not None else RoleState()
         self.offset_check_in_slave = offset_check_in_slave
         self.store_host = store_host
-        self.filters = consumer_filter_manager
+        self.filters = managers.filters
         self.hold_service = PullRequestHoldService(
             store,
             self.execute_wakeup,
@@ -122,14 +114,14 @@ class PullMessageProcessor:
             short_polling_ms=broker_config.shortPollingTimeMills,
         )
 
-    def __call__(self, req: RemotingCommand, conn: Any) -> RemotingCommand | None:
+    def __call__(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | None:
         return self.process(req, conn, True)
 
-    def execute_wakeup(self, req: RemotingCommand, conn: Any) -> RemotingCommand | None:
+    def execute_wakeup(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | None:
         """Re-run a parked pull (never parks again)."""
         return self.process(req, conn, False)
 
-    def process(self, req: RemotingCommand, conn: Any, allow_suspend: bool) -> RemotingCommand | None:
+    def process(self, req: RemotingCommand, conn: Connection, allow_suspend: bool) -> RemotingCommand | None:
         # submodules, not the package: a per-pull import of a plain module is a dict lookup
         from broker.filter.expression_message_filter import (
             FilterNotSupportedError,

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.header.broker import QueryMessageRequestHeader, ViewMessageRequestHeader
 from store.message_store import MessageStore
 
@@ -19,7 +18,7 @@ class QueryMessageProcessor:
         self.store = store
         self.default_query_max_num = default_query_max_num
 
-    def query_message(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def query_message(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(QueryMessageRequestHeader)
         max_num = h.maxNum
         if (req.ext_fields or {}).get("_UNIQUE_KEY_QUERY") == "true":
@@ -35,7 +34,7 @@ class QueryMessageProcessor:
             ResponseCode.QUERY_NOT_FOUND, "can not find message, maybe time range not correct", header=header
         )
 
-    def view_message_by_id(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def view_message_by_id(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(ViewMessageRequestHeader)
         buf = None
         if h.offset >= 0:

@@ -13,10 +13,12 @@ from typing import Any
 
 from broker.processor.send_message_header import parse_send_header
 from broker.processor.send_message_processor import SendMessageProcessor
+from broker.producer_manager import ProducerManager
 from common.message import MessageConst, MessageExtBrokerInner, string_to_properties
 from common.util import now_ms, tags_code
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 
 __all__ = ["ReplyMessageProcessor"]
 
@@ -29,18 +31,15 @@ _SEP = "\x02"
 class ReplyMessageProcessor:
     """Pushes replies to the requester and (optionally) stores them."""
 
-    def __init__(self, send_processor: SendMessageProcessor, producer_manager: Any, *, push_timeout_s: float = 3.0):
+    def __init__(self, send_processor: SendMessageProcessor, producer_manager: ProducerManager, *, push_timeout_s: float = 3.0):
         self.send = send_processor  # shares the send checks and message building rules
         self.producers = producer_manager
         self.push_timeout_s = push_timeout_s
 
-    async def __call__(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    async def __call__(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         send = self.send
         h = parse_send_header(req.ext_fields, req.code == RequestCode.SEND_REPLY_MESSAGE_V2)
-        err = send._busy(req)
-        if err is not None:
-            return err
-        tc, err = send._msg_check(req, conn, h)
+        tc, err = send.check_send(req, conn, h)
         if err is not None:
             return err
         qid = h.queueId if h.queueId >= 0 else 0
@@ -76,7 +75,7 @@ class ReplyMessageProcessor:
     async def _push(self, msg: MessageExtBrokerInner, h: Any, born: tuple[str, int]) -> tuple[int, str | None]:
         sender = msg.properties.get(MessageConst.REPLY_TO_CLIENT)
         channel = self.producers.find_channel(sender) if sender else None
-        if channel is None or getattr(channel, "closed", False):
+        if channel is None or channel.closed:
             return ResponseCode.SYSTEM_ERROR, f"push reply message fail, channel of <{sender}> not found."
         msg.properties[MessageConst.PUSH_REPLY_TIME] = str(now_ms())
         header = {

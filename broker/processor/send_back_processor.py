@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from broker.broker_stats_manager import BrokerStatsManager
 from broker.config import BrokerConfig
@@ -27,6 +26,7 @@ from common.message import MessageConst, MessageExt, MessageExtBrokerInner
 from common.perm import PERM_READ, PERM_WRITE, is_writeable
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.header import HeaderError
 from remoting.header.broker import ConsumerSendMsgBackRequestHeader
 from store.message_store import MessageStore
@@ -81,7 +81,7 @@ class SendBackProcessor:
         self.retried = 0
         self.dead_lettered = 0
 
-    def __call__(self, req: RemotingCommand, conn: Any) -> RemotingCommand | Awaitable[RemotingCommand]:
+    def __call__(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | Awaitable[RemotingCommand]:
         """Checks answer at once; the put is awaited (the returned awaitable runs as a task)."""
         try:
             h = req.decode_header(ConsumerSendMsgBackRequestHeader)

@@ -16,8 +16,8 @@ import random
 from collections.abc import Awaitable
 from typing import Any
 
-from broker.broker_stats_manager import BrokerStatsManager
 from broker.config import BrokerConfig
+from broker.managers import Managers
 from broker.processor.send_message_header import SendHeader, parse_send_header, parse_v2_fast
 from broker.processor.send_message_remarks import (
     FAQ_SUGGEST,
@@ -28,8 +28,6 @@ from broker.processor.send_message_remarks import (
     put_status_to_response,
 )
 from broker.processor.send_put_batcher import SendPutBatcher
-from broker.subscription_group_manager import SubscriptionGroupManager
-from broker.topic_config_manager import TopicConfigManager
 from broker.transaction.transactional_message_util import java_properties_string
 from common import mixall, topic_validator
 from common.message import (
@@ -50,6 +48,7 @@ from remoting.codes import (
     ResponseCode,
 )
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from store.message_store import MessageStore, PutMessageStatus
 
 __all__ = ["SendMessageProcessor"]
@@ -78,9 +77,7 @@ class SendMessageProcessor:
         self,
         broker_config: BrokerConfig,
         store: MessageStore,
-        topic_config_manager: TopicConfigManager,
-        subscription_group_manager: SubscriptionGroupManager,
-        stats: BrokerStatsManager,
+        managers: Managers,
         store_host: tuple[str, int],
         *,
         max_message_size: int = 4 * 1024 * 1024,
@@ -91,9 +88,9 @@ class SendMessageProcessor:
     ):
         self.broker_config = broker_config
         self.store = store
-        self.topics = topic_config_manager
-        self.groups = subscription_group_manager
-        self.stats = stats
+        self.topics = managers.topics
+        self.groups = managers.groups
+        self.stats = managers.stats
         self.store_host = store_host
         self.max_message_size = max_message_size
         self.must_wait = must_wait  # SYNC_FLUSH / SYNC_MASTER: the put has to await durability
@@ -136,7 +133,7 @@ class SendMessageProcessor:
 
     # -- entry point -----------------------------------------------------------
 
-    def process_request(self, req: RemotingCommand, conn: Any) -> RemotingCommand | Awaitable[RemotingCommand]:
+    def process_request(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | Awaitable[RemotingCommand]:
         code = req.code
         ext = req.ext_fields
         h = parse_v2_fast(ext) if code == _SEND_V2 and ext else None
@@ -179,7 +176,14 @@ class SendMessageProcessor:
             )
         return None
 
-    def _msg_check(self, req: RemotingCommand, conn: Any, h: SendHeader) -> tuple[Any, RemotingCommand | None]:
+    def check_send(self, req: RemotingCommand, conn: Connection, h: SendHeader) -> tuple[Any, RemotingCommand | None]:
+        """Every check a send (or a reply) passes before it is built: flow control, then the topic."""
+        err = self._busy(req)
+        if err is not None:
+            return None, err
+        return self._msg_check(req, conn, h)
+
+    def _msg_check(self, req: RemotingCommand, conn: Connection, h: SendHeader) -> tuple[Any, RemotingCommand | None]:
         """Topic legality, existence (auto-create) and queue id; returns (topic config, error)."""
         topic = h.topic
         bc = self.broker_config
@@ -220,7 +224,7 @@ class SendMessageProcessor:
     def _disk_util(self) -> str:
         return disk_util(self.store.config)
 
-    def _born_host(self, conn: Any) -> tuple[str, int]:
+    def _born_host(self, conn: Connection) -> tuple[str, int]:
         bh = conn.attrs.get("born_host")
         if bh is None:
             host, _, port = conn.remote_addr.rpartition(":")
@@ -230,11 +234,8 @@ class SendMessageProcessor:
 
     # -- single message --------------------------------------------------------------
 
-    def _send_one(self, req: RemotingCommand, conn: Any, h: SendHeader):
-        err = self._busy(req)
-        if err is not None:
-            return err
-        tc, err = self._msg_check(req, conn, h)
+    def _send_one(self, req: RemotingCommand, conn: Connection, h: SendHeader):
+        tc, err = self.check_send(req, conn, h)
         if err is not None:
             return err
         body = req.body if req.body is not None else b""
@@ -296,12 +297,12 @@ class SendMessageProcessor:
             if err is not None:
                 return err
         if self.must_wait:
-            if self._put_list_async is not None and hasattr(conn, "defer"):
+            if self._put_list_async is not None:
                 self.waiting_puts += 1
                 self._queue(conn, req, msg, topic, len(body), answer_qid, self._append_pending_async)
                 return None
             return self._put_async(req, msg, topic, len(body), answer_qid, batch=False)
-        if self._put_list is not None and hasattr(conn, "defer"):
+        if self._put_list is not None:
             self._queue(conn, req, msg, topic, len(body), answer_qid, self._append_pending)
             return None
         result = self.store.put_message(msg)
@@ -377,11 +378,8 @@ class SendMessageProcessor:
 
     # -- batch -----------------------------------------------------------------
 
-    def _send_batch(self, req: RemotingCommand, conn: Any, h: SendHeader):
-        err = self._busy(req)
-        if err is not None:
-            return err
-        tc, err = self._msg_check(req, conn, h)
+    def _send_batch(self, req: RemotingCommand, conn: Connection, h: SendHeader):
+        tc, err = self.check_send(req, conn, h)
         if err is not None:
             return err
         topic = h.topic

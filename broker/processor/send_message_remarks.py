@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
 
 from common.perm import perm2string
+from remoting.body.topic_config import TopicConfig
 from remoting.codes import ResponseCode
 from store.config import MessageStoreConfig
 
@@ -95,9 +95,9 @@ def disk_util(store_config: MessageStoreConfig) -> str:
     return f"CL: {cl:5.2f} CQ: {cq:5.2f} INDEX: {index:5.2f}"
 
 
-def java_topic_config_string(tc: Any) -> str:
+def java_topic_config_string(tc: TopicConfig) -> str:
     """TopicConfig.toString() of RocketMQ 4.9.7 (what the bad-queueId remark prints)."""
-    tft = getattr(tc.topicFilterType, "value", tc.topicFilterType)
+    tft = tc.topicFilterType  # a StrEnum: formats as its name
     return (
         f"TopicConfig [topicName={tc.topicName}, readQueueNums={tc.readQueueNums}, "
         f"writeQueueNums={tc.writeQueueNums}, perm={perm2string(tc.perm)}, topicFilterType={tft}, "

@@ -18,6 +18,7 @@ from typing import Any
 from common.message import MessageExtBrokerInner
 from remoting.codes import RPC_ONEWAY, RequestCode, ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 
 __all__ = ["SendPutBatcher"]
 
@@ -54,7 +55,7 @@ class SendPutBatcher:
         self.pending: list[Pending] = []
         self.rpc_latency: Any = None
 
-    def queue(self, conn: Any, req: RemotingCommand, msg: MessageExtBrokerInner, topic: str, size: int,
+    def queue(self, conn: Connection, req: RemotingCommand, msg: MessageExtBrokerInner, topic: str, size: int,
               qid: int, flush: Any) -> None:
         pending = self.pending
         if not pending:

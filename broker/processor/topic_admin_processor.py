@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from broker.config import BrokerConfig
 from broker.consumer_manager import ConsumerManager
 from broker.consumer_offset_manager import ConsumerOffsetManager
+from broker.processor.master_only import master_only
 from broker.role_state import RoleState
 from broker.topic_config_manager import TopicConfigManager
 from common import topic_validator
@@ -20,6 +20,7 @@ from remoting import fastjson
 from remoting.body.topic_config import TopicConfig, TopicFilterType
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.header.broker import (
     CreateTopicRequestHeader,
     DeleteTopicRequestHeader,
@@ -56,9 +57,8 @@ class TopicAdminProcessor:
         self.role = role if role is not None else RoleState()
         self.register_now = register_now
 
-    def update_and_create_topic(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        if self.role.is_slave:
-            return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
+    @master_only
+    def update_and_create_topic(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(CreateTopicRequestHeader)
         topic = h.topic
         if topic == self.broker_config.brokerClusterName:
@@ -88,9 +88,8 @@ class TopicAdminProcessor:
         self.topics.update_topic_config(tc)
         return req.response_to(ResponseCode.SUCCESS)
 
-    def delete_topic(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
-        if self.role.is_slave:
-            return req.response_to(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker")
+    @master_only
+    def delete_topic(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(DeleteTopicRequestHeader)
         topic = h.topic
         err = topic_validator.validate_topic(topic)
@@ -108,24 +107,24 @@ class TopicAdminProcessor:
             self.register_now()
         return req.response_to(ResponseCode.SUCCESS)
 
-    def get_all_topic_config(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_all_topic_config(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         return req.response_to(ResponseCode.SUCCESS, body=self.topics.build_serialize_wrapper().to_json())
 
-    def get_topic_name_list(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_topic_name_list(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.cluster import TopicList
 
         body = TopicList(topicList=list(self.topics.table)).to_json()
         return req.response_to(ResponseCode.SUCCESS, body=body)
 
-    def get_system_topic_list(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_system_topic_list(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.cluster import TopicList
 
         names = [t for t in self.topics.table if topic_validator.is_system_topic(t)]
         return req.response_to(ResponseCode.SUCCESS, body=TopicList(topicList=names).to_json())
 
-    def get_topic_stats_info(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def get_topic_stats_info(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.admin import TopicOffset, TopicStatsTable
         from remoting.body.consumer import MessageQueue
@@ -143,7 +142,7 @@ class TopicAdminProcessor:
             table.offsetTable[mq] = TopicOffset(minOffset=mn, maxOffset=mx, lastUpdateTimestamp=max(0, ts))
         return req.response_to(ResponseCode.SUCCESS, body=table.to_json())
 
-    def query_topic_consume_by_who(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def query_topic_consume_by_who(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.admin import GroupList
 
@@ -151,7 +150,7 @@ class TopicAdminProcessor:
         groups = self.consumers.query_topic_consume_by_who(h.topic) | self.offsets.which_group_by_topic(h.topic)
         return req.response_to(ResponseCode.SUCCESS, body=GroupList(groupList=sorted(groups)).to_json())
 
-    def query_consume_time_span(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def query_consume_time_span(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         """Per write queue: oldest/newest store time, store time of the last consumed message, and lag."""
         # imported on first use: not loaded at broker start-up (start-up time)
         from remoting.body.admin import QueryConsumeTimeSpan
@@ -180,14 +179,14 @@ class TopicAdminProcessor:
         body = fastjson.dumps({"consumeTimeSpanSet": [s.to_obj() for s in spans]})
         return req.response_to(ResponseCode.SUCCESS, body=body)
 
-    def clean_unused_topic(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def clean_unused_topic(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         self.store.clean_unused_topic(set(self.topics.table))
         return req.response_to(ResponseCode.SUCCESS)
 
-    def clean_expired_consume_queue(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def clean_expired_consume_queue(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         self.store.delete_expired_consume_queue_files()
         return req.response_to(ResponseCode.SUCCESS)
 
-    def delete_expired_commit_log(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    def delete_expired_commit_log(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         self.store.execute_delete_files_manually()
         return req.response_to(ResponseCode.SUCCESS)

@@ -14,7 +14,6 @@ half queue would have the check deliver it a second time.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from broker.transaction.transactional_message_util import (
     CHECK_MAX_TIME_TOPIC,
@@ -24,6 +23,7 @@ from broker.transaction.transactional_message_util import (
 from common.message import MessageConst, MessageExt, MessageExtBrokerInner, decode_offset_msg_id
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.header.admin_extra import ResumeCheckHalfMessageRequestHeader
 from store.message_store import MessageStore
 
@@ -55,7 +55,7 @@ class TransactionAdminProcessor:
     def __init__(self, store: MessageStore):
         self.store = store
 
-    async def resume_check_half_message(self, req: RemotingCommand, conn: Any) -> RemotingCommand:
+    async def resume_check_half_message(self, req: RemotingCommand, conn: Connection) -> RemotingCommand:
         h = req.decode_header(ResumeCheckHalfMessageRequestHeader)
         ext, why = self._find(h.msgId)
         if ext is None:

@@ -21,6 +21,7 @@ from broker.transaction.transactional_message_util import HALF_TOPIC
 from common.message import MessageConst
 from remoting.codes import ResponseCode
 from remoting.command import RemotingCommand
+from remoting.connection import Connection
 from remoting.header import HeaderError
 from remoting.header.broker import EndTransactionRequestHeader
 from store.message_store import MessageStore
@@ -43,7 +44,7 @@ class EndTransactionProcessor:
         self.committed = 0
         self.rolled_back = 0
 
-    def __call__(self, req: RemotingCommand, conn: Any) -> RemotingCommand | Awaitable[RemotingCommand] | None:
+    def __call__(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | Awaitable[RemotingCommand] | None:
         if self.role.is_slave:
             return req.response_to(ResponseCode.SLAVE_NOT_AVAILABLE, "Store slave, can not be used to end transaction")
         try:
@@ -53,7 +54,7 @@ class EndTransactionProcessor:
         kind = h.commitOrRollback
         if kind not in (COMMIT, ROLLBACK):
             if kind != 0:
-                log.warning("END_TRANSACTION with unknown type %s from %s", kind, getattr(conn, "remote_addr", "?"))
+                log.warning("END_TRANSACTION with unknown type %s from %s", kind, conn.remote_addr)
             return None
         half = self.service.find_half(h.commitLogOffset)
         if half is None or half.topic != HALF_TOPIC:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 from broker.transaction.transactional_message_util import (
@@ -29,19 +28,13 @@ from common.message import (
     decode_message,
 )
 from common.perm import PERM_READ, PERM_WRITE
+from common.pull_status import PullStatus
 from common.util import now_ms, tags_code
 from store.message_store import GetMessageStatus, MessageStore
 
-__all__ = ["TransactionalMessageBridge", "PullStatus", "PullResult"]
+__all__ = ["TransactionalMessageBridge", "PullResult"]
 
 log = logging.getLogger(__name__)
-
-
-class PullStatus(Enum):
-    FOUND = "FOUND"
-    NO_NEW_MSG = "NO_NEW_MSG"
-    NO_MATCHED_MSG = "NO_MATCHED_MSG"
-    OFFSET_ILLEGAL = "OFFSET_ILLEGAL"
 
 
 _STATUS = {

@@ -11,6 +11,7 @@ from broker.transaction.transactional_message_service import (
     TransactionalMessageService,
     TransactionCheckListener,
 )
+from common.util import cancel_all
 
 __all__ = ["TransactionalMessageCheckService"]
 
@@ -45,10 +46,7 @@ class TransactionalMessageCheckService:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_all((task,))
 
     def wakeup(self) -> None:
         """Run a round now (tests, admin)."""

@@ -18,14 +18,16 @@ after a restart the recent op markers (and the index, for copies) tell.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
-from broker.transaction.transactional_message_bridge import PullResult, PullStatus, TransactionalMessageBridge
+from broker.producer_manager import ProducerManager
+from broker.topic_config_manager import TopicConfigManager
+from broker.transaction.transactional_message_bridge import PullResult, TransactionalMessageBridge
 from broker.transaction.transactional_message_util import (
     CHECK_MAX_TIME_TOPIC,
     HALF_TOPIC,
@@ -44,6 +46,7 @@ from common.message import (
     properties_to_string,
 )
 from common.perm import PERM_READ, PERM_WRITE
+from common.pull_status import PullStatus
 from common.util import now_ms
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
@@ -85,7 +88,8 @@ class EndResult:
 class TransactionCheckListener:
     """Acts on the check decisions: ask the producer group, or discard the half message."""
 
-    def __init__(self, bridge: TransactionalMessageBridge, producer_manager: Any, topic_config_manager: Any):
+    def __init__(self, bridge: TransactionalMessageBridge, producer_manager: ProducerManager,
+                 topic_config_manager: TopicConfigManager):
         self.bridge = bridge
         self.producers = producer_manager
         self.topics = topic_config_manager
@@ -104,7 +108,7 @@ class TransactionCheckListener:
             offsetMsgId=ext.msg_id,
         )
         group = ext.properties.get(MessageConst.PRODUCER_GROUP)
-        real = MessageExt(**{f: getattr(ext, f) for f in ext.__slots__})  # type: ignore[attr-defined]
+        real = dataclasses.replace(ext)  # a shallow copy: the caller replaces what it changes
         real.topic = ext.properties.get(MessageConst.REAL_TOPIC, ext.topic)
         real.queue_id = _long(ext.properties.get(MessageConst.REAL_QID), 0)
         ch = self.producers.get_available_channel(group) if group else None
@@ -115,7 +119,7 @@ class TransactionCheckListener:
         try:
             ch.invoke_oneway(cmd)
         except Exception as e:  # noqa: BLE001 - a dead channel only delays the next check
-            log.warning("check transaction state to %s failed: %s", getattr(ch, "remote_addr", ch), e)
+            log.warning("check transaction state to %s failed: %s", ch.remote_addr, e)
             return False
         self.checks_sent += 1
         return True
@@ -418,7 +422,7 @@ class TransactionalMessageService:
         if r is None or not r.is_ok():
             log.error("re-appending half message %s failed: %s", ext.msg_id, None if r is None else r.status)
             return None
-        copy = MessageExt(**{f: getattr(ext, f) for f in ext.__slots__})  # type: ignore[attr-defined]
+        copy = dataclasses.replace(ext)  # a shallow copy: the caller replaces what it changes
         copy.properties = dict(inner.properties)
         copy.properties_string = inner.properties_string
         copy.queue_offset = r.append_result.logics_offset

@@ -10,6 +10,7 @@ from __future__ import annotations
 from broker.client_channel_info import ClientChannelInfo
 from broker.config import BrokerConfig
 from broker.consumer_manager import ConsumerManager
+from broker.managers import Managers
 from broker.processor.group_admin_processor import GroupAdminProcessor
 from remoting import fastjson
 from remoting.body.heartbeat import HeartbeatData
@@ -23,7 +24,10 @@ MQ = '{"brokerName":"b1","queueId":0,"topic":"T"}'
 
 async def test_consumer_status_gathered_from_each_client():
     consumers = ConsumerManager()
-    admin_proc = GroupAdminProcessor(BrokerConfig(), None, None, None, None, consumers, None, None)
+    # only the consumer registry is used by the relay
+    managers = Managers(topics=None, groups=None, offsets=None, consumers=consumers, producers=None, filters=None,
+                        stats=None)
+    admin_proc = GroupAdminProcessor(BrokerConfig(), None, managers)
 
     def on_heartbeat(req, conn):
         hb = HeartbeatData.from_json(req.body)
