@@ -245,28 +245,23 @@ class Producer:
                    timeout: float | None = None) -> SendResult:
         """Send and wait for the broker's answer (retries on another broker unless a queue is chosen)."""
         timeout = self.send_msg_timeout if timeout is None else timeout
+        return await self._send(msg, mq, selector, arg, timeout, "SYNC")
+
+    async def _send(self, msg: Message | MessageBatch | Sequence[Message], mq: MessageQueue | None,
+                    selector: MessageQueueSelector | None, arg: Any, timeout: float, mode: str) -> SendResult:
         if not isinstance(msg, Message):
             return await self.send_batch(msg, mq, timeout=timeout)
         self._check_message(msg)
         if mq is not None or selector is not None:
-            return await self._send_to_queue(msg, mq, selector, arg, timeout, "SYNC")
-        return await self._send_default(msg, timeout, "SYNC")
+            return await self._send_to_queue(msg, mq, selector, arg, timeout, mode)
+        return await self._send_default(msg, timeout, mode)
 
     def send_async(self, msg: Message | MessageBatch | Sequence[Message], callback: SendCallback | None = None,
                    mq: MessageQueue | None = None, selector: MessageQueueSelector | None = None, arg: Any = None,
                    timeout: float | None = None) -> asyncio.Future:
         """Start a send; returns a future of the SendResult and calls ``callback(result, error)`` if given."""
         timeout = self.send_msg_timeout if timeout is None else timeout
-
-        async def run() -> SendResult:
-            if not isinstance(msg, Message):
-                return await self.send_batch(msg, mq, timeout=timeout)
-            self._check_message(msg)
-            if mq is not None or selector is not None:
-                return await self._send_to_queue(msg, mq, selector, arg, timeout, "ASYNC")
-            return await self._send_default(msg, timeout, "ASYNC")
-
-        task = asyncio.get_running_loop().create_task(run())
+        task = asyncio.get_running_loop().create_task(self._send(msg, mq, selector, arg, timeout, "ASYNC"))
         self._pending.add(task)
 
         def done(t: asyncio.Task) -> None:
