@@ -311,13 +311,7 @@ class Producer:
             if MessageConst.UNIQ_KEY not in m.properties:
                 m.properties[MessageConst.UNIQ_KEY] = self._ids.create_uniq_id()
             size += len(m.body) + 64
-        if size > self.max_message_size:
-            raise MQClientError(f"the batch size over max value, MAX: {self.max_message_size}",
-                                ResponseCode.MESSAGE_ILLEGAL)
-        timeout = self.send_msg_timeout if timeout is None else timeout
-        if mq is not None:
-            return await self._send_to_queue(batch, mq, None, None, timeout, "SYNC")
-        return await self._send_default(batch, timeout, "SYNC")
+        return await self._send_sized_batch(batch, size, mq, timeout)
 
     async def send_encoded_batch(self, batch: EncodedBatch, mq: MessageQueue | None = None,
                                  timeout: float | None = None) -> SendResult:
@@ -329,7 +323,12 @@ class Producer:
             raise MQClientError(f"Sending a batch to topic[{batch.topic}] is forbidden.", ResponseCode.NO_PERMISSION)
         if not batch.body:
             raise MQClientError("batch is empty", ResponseCode.MESSAGE_ILLEGAL)
-        if len(batch.body) > self.max_message_size:
+        return await self._send_sized_batch(batch, len(batch.body), mq, timeout)
+
+    async def _send_sized_batch(self, batch: MessageBatch | EncodedBatch, size: int, mq: MessageQueue | None,
+                                timeout: float | None) -> SendResult:
+        """The batch's size against maxMessageSize, then a synchronous send (to ``mq`` when given)."""
+        if size > self.max_message_size:
             raise MQClientError(f"the batch size over max value, MAX: {self.max_message_size}",
                                 ResponseCode.MESSAGE_ILLEGAL)
         timeout = self.send_msg_timeout if timeout is None else timeout
