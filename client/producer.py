@@ -145,7 +145,8 @@ class Producer:
         if self._shared_instance is None:
             await inst.start()
         if self.enable_msg_trace:
-            dispatcher = AsyncTraceDispatcher(self.group, self.config, self.custom_trace_topic)
+            dispatcher = AsyncTraceDispatcher(self.group, self.config, self.custom_trace_topic,
+                                              producer_factory=Producer)
             await dispatcher.start()
             self.trace = TraceHooks(dispatcher, self.group)
 

@@ -160,7 +160,8 @@ class PushConsumer(ConsumerBase):
         await self._inner_producer.start()
         await inst.start()
         if self.enable_msg_trace:
-            dispatcher = AsyncTraceDispatcher(self.group, self.config, self.custom_trace_topic)
+            dispatcher = AsyncTraceDispatcher(self.group, self.config, self.custom_trace_topic,
+                                              producer_factory=Producer)
             await dispatcher.start()
             self.trace = TraceHooks(dispatcher, self.group)
         await self._refresh_routes_and_rebalance()

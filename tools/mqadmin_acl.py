@@ -19,7 +19,7 @@ from client.acl import SessionCredentials
 from client.admin import MQAdmin
 from client.mq_client_api import check, request
 from remoting import RequestCode
-from tools.mqadmin import UsageError, _bool, _target_addrs, command
+from tools.mqadmin_command import UsageError, _bool, _target_addrs, command
 
 __all__ = ["credentials_from", "add_global_options"]
 

@@ -8,7 +8,7 @@ from client.admin import MQAdmin
 from client.exceptions import MQClientError
 from common.message import MessageConst
 from remoting.body.route import MASTER_ID
-from tools.mqadmin import _group, _topic, command
+from tools.mqadmin_command import _group, _topic, command
 
 
 def _setup_consume_message(p):

@@ -13,7 +13,7 @@ from client.producer import Producer
 from common.mixall import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
 from remoting import RemotingError
 from remoting.body.route import MASTER_ID
-from tools.mqadmin import UsageError, _bool, _target_addrs, _topic, data_command
+from tools.mqadmin_command import UsageError, _bool, _target_addrs, _topic, data_command
 
 MAX_SENDS = 100_000  # bound of the send loops (sendMsgStatus, checkMsgSendRT, clusterRT)
 

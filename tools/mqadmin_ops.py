@@ -16,7 +16,7 @@ from client.allocate_strategy import allocate_averagely
 from client.exceptions import MQClientError
 from common.message import MessageConst, MessageExt
 from remoting.body.route import MASTER_ID
-from tools.mqadmin import (
+from tools.mqadmin_command import (
     JSON_DATA,
     UsageError,
     _bool,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from client.admin import MQAdmin
 from client.trace.trace_view import LONG_MAX, format_trace, query_trace_by_msg_id
 from common.mixall import RMQ_SYS_TRACE_TOPIC
-from tools.mqadmin import command
+from tools.mqadmin_command import command
 
 __all__ = ["query_msg_trace_by_id"]
 

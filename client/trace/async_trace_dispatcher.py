@@ -14,6 +14,8 @@ import asyncio
 import collections
 import contextlib
 import logging
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from client.client_config import ClientConfig
 from client.message import Message
@@ -31,11 +33,27 @@ log = logging.getLogger("client.trace")
 _MAX_KEYS_CHARS = 16 * 1024
 
 
+class TraceProducer(Protocol):
+    """What the dispatcher needs of the producer it sends the trace records with."""
+
+    async def start(self) -> None: ...
+
+    async def send(self, msg: Message) -> Any: ...
+
+    async def shutdown(self) -> None: ...
+
+
 class AsyncTraceDispatcher:
+    """``producer_factory(group, config=, batch_sends_under_load=, retry_times_when_send_failed=)``
+    makes the dispatcher's own producer (client.producer.Producer, passed in by its owners: a
+    producer may own a dispatcher, so this module does not import the producer's)."""
+
     def __init__(self, group: str, config: ClientConfig, trace_topic: str | None = None, *,
+                 producer_factory: Callable[..., TraceProducer],
                  queue_size: int = 2048, batch_size: int = 100, max_msg_size: int = 128 * 1024,
                  flush_interval: float = 0.1):
         self.group = group
+        self._producer_factory = producer_factory
         self.trace_topic = trace_topic or RMQ_SYS_TRACE_TOPIC
         self.queue_size = queue_size
         self.batch_size = batch_size
@@ -47,19 +65,17 @@ class AsyncTraceDispatcher:
         self._queue: collections.deque[TraceContext] = collections.deque()
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
-        self._producer = None
+        self._producer: TraceProducer | None = None
         self._closing = False
         self.dropped = 0
         self.sent_messages = 0
         self.failed_messages = 0
 
     async def start(self) -> None:
-        from client.producer import Producer  # the producer itself may own a dispatcher
-
         if self._task is not None:
             return
-        self._producer = Producer(f"{GROUP_NAME_PREFIX}-{self.group}", config=self._config,
-                                  batch_sends_under_load=False, retry_times_when_send_failed=1)
+        self._producer = self._producer_factory(f"{GROUP_NAME_PREFIX}-{self.group}", config=self._config,
+                                                batch_sends_under_load=False, retry_times_when_send_failed=1)
         await self._producer.start()
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"trace-dispatcher-{self.group}")
 
@@ -139,4 +155,4 @@ class AsyncTraceDispatcher:
                 self._queue.clear()
         if self._producer is not None:
             await self._producer.shutdown()
-            self._producer = None
+            self._producer: TraceProducer | None = None

@@ -20,7 +20,7 @@ from pyspark.sql.datasource import DataSourceStreamReader
 from connectors.spark.offsets import QueueKey, cap_by_total, flatten, nest
 from connectors.spark.options import SourceOptions
 from connectors.spark.planner import SourcePlanner
-from connectors.spark.source import QueueRangePartition, plan_partitions, read_partition
+from connectors.spark.queue_range_partition import QueueRangePartition, plan_partitions, read_partition
 from connectors.spark.topic_metadata import TopicMetadata
 
 try:  # PySpark >= 4.2: admission control and AvailableNow for Python sources
