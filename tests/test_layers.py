@@ -51,3 +51,65 @@ def test_package_imports_only_lower_layers(package):
         if wrong:
             bad.append(f"{path.relative_to(ROOT)} imports {sorted(wrong)}")
     assert not bad, "layer violations:\n" + "\n".join(bad)
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports (function-level imports included; ``if
+    TYPE_CHECKING:`` blocks left out, they never run)."""
+    mods: dict[str, Path] = {}
+    for package in sorted(set(ALLOWED) | {"tools"}):
+        for path in (ROOT / package).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            mods[name.removesuffix(".__init__")] = path
+
+    def known(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        skip = {id(n) for node in ast.walk(tree)
+                if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                for n in ast.walk(node)}
+        pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        out: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            if isinstance(node, ast.Import):
+                out.update(filter(None, (known(a.name) for a in node.names)))
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
+                    base = ".".join([*parts, base] if base else parts)
+                for a in node.names:
+                    full = f"{base}.{a.name}"
+                    target = full if full in mods else known(base)
+                    if target:
+                        out.add(target)
+        out.discard(name)
+        graph[name] = out
+    return graph
+
+
+def test_no_import_cycle_between_modules():
+    graph = _module_graph()
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    cycles: list[str] = []
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for t in sorted(graph[m]):
+            if state.get(t) == 1:
+                cycles.append(" -> ".join([*path[path.index(t):], t]))
+            elif t not in state:
+                visit(t, [*path, t])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
