@@ -25,9 +25,8 @@ from common.perm import PermName
 from remoting import RemotingError, run
 from remoting.body.subscription_group import SubscriptionGroupConfig
 from remoting.body.topic_config import TopicConfig
+from tools import mqadmin_command as registry  # the tables every command module registers into
 from tools.mqadmin_command import (
-    COMMANDS,
-    JSON_DATA,
     UsageError,
     _bool,
     _group,
@@ -512,7 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
         importlib.import_module(mod)
     parser = _Parser(prog="mqadmin", description="RocketMQ admin tool (Python)")
     sub = parser.add_subparsers(dest="cmd", metavar="<command>", parser_class=_Parser)
-    for name, (help_text, setup, _fn) in COMMANDS.items():
+    for name, (help_text, setup, _fn) in registry.COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.add_argument("-n", dest="namesrvAddr", help="Name server address list, eg: '192.168.0.1:9876;192.168.0.2:9876'")
         mqadmin_acl.add_global_options(p)
@@ -526,12 +525,12 @@ async def _run(args) -> None:
                     credentials=mqadmin_acl.credentials_from(args), use_tls=args.useTLS)
     try:
         if args.json:
-            if args.cmd not in JSON_DATA:
+            if args.cmd not in registry.JSON_DATA:
                 raise UsageError("--json is not supported by this command")
-            data = await JSON_DATA[args.cmd](admin, args)
+            data = await registry.JSON_DATA[args.cmd](admin, args)
             print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
             return
-        await COMMANDS[args.cmd][2](admin, args)
+        await registry.COMMANDS[args.cmd][2](admin, args)
     finally:
         await admin.close()
 
