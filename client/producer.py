@@ -28,7 +28,6 @@ from client.mq_client_api import request
 from client.mq_client_instance import MQClientInstance
 from client.mq_fault_strategy import MQFaultStrategy
 from client.topic_publish_info import TopicPublishInfo, route_to_publish_info
-from client.trace.async_trace_dispatcher import AsyncTraceDispatcher
 from client.trace.trace_hooks import TraceHooks
 from common.message import MessageConst, MessageSysFlag, encode_batch_body, properties_to_string
 from common.mixall import DEFAULT_PRODUCER_GROUP, DEFAULT_TOPIC, RETRY_GROUP_TOPIC_PREFIX
@@ -145,10 +144,7 @@ class Producer:
         if self._shared_instance is None:
             await inst.start()
         if self.enable_msg_trace:
-            dispatcher = AsyncTraceDispatcher(self.group, self.config, self.custom_trace_topic,
-                                              producer_factory=Producer)
-            await dispatcher.start()
-            self.trace = TraceHooks(dispatcher, self.group)
+            self.trace = await TraceHooks.start(self.group, self.config, self.custom_trace_topic, Producer)
 
     async def shutdown(self) -> None:
         """Wait for in-flight async sends, unregister and close."""

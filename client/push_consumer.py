@@ -42,7 +42,6 @@ from client.process_queue import REBALANCE_LOCK_INTERVAL, ProcessQueue
 from client.producer import Producer
 from client.pull_api_wrapper import PullSysFlag, restore_retry_topic
 from client.rebalance_impl import MessageModel
-from client.trace.async_trace_dispatcher import AsyncTraceDispatcher
 from client.trace.trace_hooks import ConsumeReturnType, TraceHooks
 from common.message import MessageConst, MessageExt
 from common.mixall import CLIENT_INNER_PRODUCER_GROUP, get_retry_topic
@@ -160,10 +159,7 @@ class PushConsumer(ConsumerBase):
         await self._inner_producer.start()
         await inst.start()
         if self.enable_msg_trace:
-            dispatcher = AsyncTraceDispatcher(self.group, self.config, self.custom_trace_topic,
-                                              producer_factory=Producer)
-            await dispatcher.start()
-            self.trace = TraceHooks(dispatcher, self.group)
+            self.trace = await TraceHooks.start(self.group, self.config, self.custom_trace_topic, Producer)
         await self._refresh_routes_and_rebalance()
         if self.orderly and self.message_model == MessageModel.CLUSTERING:
             self._lock_task = asyncio.get_running_loop().create_task(self._lock_renewal())

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from client.client_config import ClientConfig
 from client.message import Message
-from client.trace.async_trace_dispatcher import AsyncTraceDispatcher
+from client.trace.async_trace_dispatcher import AsyncTraceDispatcher, TraceProducer
 from client.trace.trace_data_encoder import MessageType, TraceBean, TraceContext, TraceType
 from common.message import MessageConst
 
@@ -49,6 +50,14 @@ class TraceHooks:
     def __init__(self, dispatcher: AsyncTraceDispatcher, group: str):
         self.dispatcher = dispatcher
         self.group = group
+
+    @classmethod
+    async def start(cls, group: str, config: ClientConfig, trace_topic: str | None,
+                    producer_factory: Callable[..., TraceProducer]) -> TraceHooks:
+        """Hooks of a client with message trace on, their dispatcher started (its own producer)."""
+        dispatcher = AsyncTraceDispatcher(group, config, trace_topic, producer_factory=producer_factory)
+        await dispatcher.start()
+        return cls(dispatcher, group)
 
     # -- producer ------------------------------------------------------------------------
 
