@@ -92,7 +92,9 @@ class SnapshotExposition:
         self.registry.register(collector)
         self._lock = threading.Lock()  # the render thread and a first-time scrape may both render
         self._rendered: dict[str, bytes] = {}
-        self._wanted: dict[str, str] = {}  # content type -> an Accept header that selects it
+        # content type -> an Accept header that selects it; the text format from the start, so that
+        # even the first scrape finds the snapshot rendered by the refresh (OpenMetrics once asked for)
+        self._wanted: dict[str, str] = {choose_encoder("")[1]: ""}
 
     def publish(self, snap: LagSnapshot) -> None:
         """Render ``snap`` for every format scraped so far (call on the render thread)."""
@@ -103,6 +105,11 @@ class SnapshotExposition:
                 encoder, _ = choose_encoder(accept)
                 rendered[ctype] = encoder(self.registry)
             self._rendered = rendered
+
+    @property
+    def rendered_types(self) -> frozenset[str]:
+        """The content types whose snapshot part a scrape finds ready (no render on the scrape)."""
+        return frozenset(self._rendered)
 
     def tail(self, accept: str, content_type: str) -> bytes:
         """The snapshot part for this format (rendered now the first time a format is asked for)."""
