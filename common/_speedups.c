@@ -2400,24 +2400,9 @@ static PyObject *cq_scan(PyObject *module, PyObject *args)
 
 static const char B64_ALPHABET[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/* b64encode(data) -> str: standard alphabet with '=' padding, no newline. */
-static PyObject *b64encode(PyObject *module, PyObject *arg)
+/* The padded base64 of n bytes of s into d, which has room for ((n + 2) / 3) * 4 bytes. */
+static void b64_write(uint8_t *d, const uint8_t *s, Py_ssize_t n)
 {
-    Py_buffer b;
-    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
-        return NULL;
-    Py_ssize_t n = b.len;
-    if (n > (PY_SSIZE_T_MAX / 4) * 3 - 3) {
-        PyBuffer_Release(&b);
-        return PyErr_NoMemory();
-    }
-    PyObject *out = PyUnicode_New(((n + 2) / 3) * 4, 127);
-    if (out == NULL) {
-        PyBuffer_Release(&b);
-        return NULL;
-    }
-    const uint8_t *s = (const uint8_t *)b.buf;
-    uint8_t *d = PyUnicode_1BYTE_DATA(out);
     Py_ssize_t i = 0;
     for (; i + 3 <= n; i += 3) {
         uint32_t v = ((uint32_t)s[i] << 16) | ((uint32_t)s[i + 1] << 8) | s[i + 2];
@@ -2439,6 +2424,27 @@ static PyObject *b64encode(PyObject *module, PyObject *arg)
         *d++ = B64_ALPHABET[(v >> 6) & 63];
         *d++ = '=';
     }
+}
+
+/* b64encode(data) -> str: standard alphabet with '=' padding, no newline. */
+static PyObject *b64encode(PyObject *module, PyObject *arg)
+{
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Py_ssize_t n = b.len;
+    if (n > (PY_SSIZE_T_MAX / 4) * 3 - 3) {
+        PyBuffer_Release(&b);
+        return PyErr_NoMemory();
+    }
+    PyObject *out = PyUnicode_New(((n + 2) / 3) * 4, 127);
+    if (out == NULL) {
+        PyBuffer_Release(&b);
+        return NULL;
+    }
+    const uint8_t *s = (const uint8_t *)b.buf;
+    uint8_t *d = PyUnicode_1BYTE_DATA(out);
+    b64_write(d, s, n);
     PyBuffer_Release(&b);
     return out;
 }
@@ -2604,27 +2610,7 @@ static PyObject *b64_bytes(const uint8_t *s, Py_ssize_t n)
     if (out == NULL)
         return NULL;
     uint8_t *d = (uint8_t *)PyBytes_AS_STRING(out);
-    Py_ssize_t i = 0;
-    for (; i + 3 <= n; i += 3) {
-        uint32_t v = ((uint32_t)s[i] << 16) | ((uint32_t)s[i + 1] << 8) | s[i + 2];
-        *d++ = B64_ALPHABET[v >> 18];
-        *d++ = B64_ALPHABET[(v >> 12) & 63];
-        *d++ = B64_ALPHABET[(v >> 6) & 63];
-        *d++ = B64_ALPHABET[v & 63];
-    }
-    if (n - i == 1) {
-        uint32_t v = (uint32_t)s[i] << 16;
-        *d++ = B64_ALPHABET[v >> 18];
-        *d++ = B64_ALPHABET[(v >> 12) & 63];
-        *d++ = '=';
-        *d++ = '=';
-    } else if (n - i == 2) {
-        uint32_t v = ((uint32_t)s[i] << 16) | ((uint32_t)s[i + 1] << 8);
-        *d++ = B64_ALPHABET[v >> 18];
-        *d++ = B64_ALPHABET[(v >> 12) & 63];
-        *d++ = B64_ALPHABET[(v >> 6) & 63];
-        *d++ = '=';
-    }
+    b64_write(d, s, n);
     return out;
 }
 
