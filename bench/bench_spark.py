@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -38,31 +37,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "bin")
 sys.path.insert(0, ROOT)
 
+from bench.bench_client import free_port, wait_port  # noqa: E402
 from client.client_config import ClientConfig  # noqa: E402
 from client.consumer_common import ConsumeFromWhere  # noqa: E402
 from client.lite_pull_consumer import LitePullConsumer  # noqa: E402
 from client.message import Message  # noqa: E402
 from client.producer import Producer  # noqa: E402
 from remoting import run as run_loop  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"process exited with {proc.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit(f"port {port} not open after {timeout}s")
 
 
 async def create_topic(ns: str, broker: str, topic: str, queues: int) -> None:
