@@ -32,6 +32,7 @@ from broker.ha_service import HAService
 from broker.managers import Managers
 from broker.metrics.broker_metrics_manager import BrokerMetricsManager
 from broker.metrics.install import install_metrics, start_metrics
+from broker.metrics.request_path_metrics import make_request_path_metrics
 from broker.producer_manager import ProducerManager
 from broker.pull_request_hold_service import PullRequestHoldService
 from broker.role_state import RoleState
@@ -170,11 +171,16 @@ class BrokerController:
             producers=managers.producers, stats=self.stats,
         )
         acl_hook, acl_manager, acl_watcher = _make_acl(bc)
+        try:
+            recorders = make_request_path_metrics(bc)
+        except ConfigError as e:
+            raise BrokerStartError(str(e)) from e
         fairs: list[FairDispatcher] = []
         self.processors: BrokerProcessors = build_processors(
             configs, self.role, store, managers, self.semantics, store_host=self.store_host,
             broker_addr=self.identity.broker_addr, acl_manager=acl_manager, register_now=self.request_register,
             on_config_update=self._on_config_update, queue_stats=lambda: backlog_runtime_info(fairs),
+            metrics=recorders,
         )
         procs = self.processors
         self._hold = procs.pull.hold_service
@@ -189,14 +195,13 @@ class BrokerController:
                                         acl_hook)
         if port > 2:
             self.fast_server = self._make_server(port - 2, "broker-fast", fairs[1], handlers, acl_hook)
-        try:
-            self.metrics_manager = install_metrics(
-                configs, self.role, store, topics=managers.topics, groups=managers.groups, offsets=managers.offsets,
-                consumers=managers.consumers, producers=managers.producers, stats=self.stats, send=procs.send,
-                pull=procs.pull, servers=[s for s in (self.server, self.fast_server) if s is not None],
-            )
-        except ConfigError as e:
-            raise BrokerStartError(str(e)) from e
+        send, hold = procs.send, procs.pull.hold_service
+        self.metrics_manager = install_metrics(
+            configs, self.role, store, recorders, topics=managers.topics, groups=managers.groups,
+            offsets=managers.offsets, consumers=managers.consumers, producers=managers.producers, stats=self.stats,
+            watermarks=lambda: {"send": send.waiting_puts, "pull": hold.parked_count()},
+            servers=[s for s in (self.server, self.fast_server) if s is not None],
+        )
         namesrvs = bc.namesrv_list()
         if namesrvs:
             self.client = RemotingClient(

@@ -39,6 +39,7 @@ from store.config import BrokerRole, FlushDiskType
 
 if TYPE_CHECKING:  # ACL is loaded only with aclEnable (start-up time)
     from broker.acl.plain_permission_manager import PlainPermissionManager
+    from broker.metrics.request_path_metrics import RequestPathMetrics
 
 __all__ = ["BrokerProcessors", "build_processors"]
 
@@ -136,9 +137,9 @@ def build_processors(
     configs: BrokerConfigs, role: RoleState, store: Any, m: Managers, semantics: Semantics, *,
     store_host: tuple[str, int], broker_addr: str, acl_manager: PlainPermissionManager | None,
     register_now: Callable[[], None], on_config_update: Callable[[dict[str, Any]], None],
-    queue_stats: Callable[[], dict[str, str]],
+    queue_stats: Callable[[], dict[str, str]], metrics: RequestPathMetrics | None = None,
 ) -> BrokerProcessors:
-    """Make every processor with its collaborators."""
+    """Make every processor with its collaborators (``metrics``: the recorders, when metrics are on)."""
     bc, sc = configs.broker, configs.store
     must_wait = (sc.flushDiskType is FlushDiskType.SYNC_FLUSH or sc.brokerRole is BrokerRole.SYNC_MASTER
                  or sc.enableDLegerCommitLog)  # a DLedger put completes once a quorum has it
@@ -147,9 +148,12 @@ def build_processors(
         max_message_size=sc.maxMessageSize, must_wait=must_wait, max_delay_level=len(sc.delay_levels_ms()),
         transactional_bridge=semantics.bridge,  # half messages go through the bridge
         batch_puts=True,  # one store call per read (in DLedger mode one quorum wait for the list)
+        put_metrics=metrics.puts if metrics else None, rpc_latency=metrics.rpc_latency if metrics else None,
     )
     pull = PullMessageProcessor(
         bc, store, m, role=role, offset_check_in_slave=sc.offsetCheckInSlave, store_host=store_host,
+        pull_offsets=metrics.pull_offsets if metrics else None,
+        rpc_latency=metrics.rpc_latency if metrics else None,  # held pulls are answered late: timed by the holder
     )
     config_dir = os.path.join(sc.storePathRootDir, "config")
     return BrokerProcessors(

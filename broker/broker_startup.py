@@ -12,8 +12,8 @@ import sys
 from broker.broker_controller import create_broker
 from broker.config import BrokerConfigs
 from broker.errors import BrokerStartError
-from broker.metrics.install import validate_metrics_config
 from common.config import ConfigError, apply_all, format_properties, load_properties_file, to_properties
+from common.metrics_exporter import validate_metrics_keys
 from common.process import configure_server_logging, stop_on_signals
 from remoting.tls import TlsSystemConfig
 from store.config import BrokerRole
@@ -62,7 +62,7 @@ def load_configs(config_file: str | None, namesrv_addr: str | None = None) -> tu
     if namesrv_addr is not None:
         configs.broker.namesrvAddr = namesrv_addr
     _validate_namesrv_addr(configs.broker.namesrvAddr)
-    validate_metrics_config(configs.broker)
+    validate_metrics_keys(configs.broker)
     sc = configs.store
     # Relative store paths are resolved against the current directory once, here.
     sc.storePathRootDir = os.path.abspath(os.path.expanduser(sc.storePathRootDir))

@@ -19,10 +19,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from remoting.connection import Connection
 from store.message_store import MessageStore
+
+if TYPE_CHECKING:  # the recorders' types only
+    from broker.metrics.request_path_metrics import LateAnswerTimer
 
 __all__ = ["PullRequest", "PullRequestHoldService"]
 
@@ -56,6 +59,7 @@ class PullRequestHoldService:
         *,
         long_polling_enable: bool = True,
         short_polling_ms: int = 1000,
+        rpc_latency: LateAnswerTimer | None = None,
     ):
         self.store = store
         self.execute = execute
@@ -63,7 +67,7 @@ class PullRequestHoldService:
         self.short_polling_ms = short_polling_ms
         self.table: dict[tuple[str, int], list[PullRequest]] = {}
         #: remoting.rpc_latency RpcLatencyHook when metrics are on: a held pull's answer is late, timed here
-        self.rpc_latency: Any = None
+        self.rpc_latency = rpc_latency
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self._task: asyncio.Task | None = None

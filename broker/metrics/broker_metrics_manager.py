@@ -25,12 +25,11 @@ from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamil
 
 from broker.config import BrokerConfig
 from broker.metrics.lag_calculator import ConsumerLagCalculator, LagSnapshot
-from broker.metrics.put_metrics import PullOffsets, PutMetrics
+from broker.metrics.request_path_metrics import RequestPathMetrics, broker_base_labels
 from broker.metrics.snapshot_collector import SnapshotCollector, SnapshotExposition
 from broker.role_state import RoleState
-from common.metrics_exporter import PromHttpServer, check_exporter_type, parse_metrics_label
+from common.metrics_exporter import PromHttpServer
 from common.util import cancel_all
-from remoting.rpc_latency import RpcLatencyHook
 from store.config import MessageStoreConfig
 from store.message_store import MessageStore
 
@@ -74,18 +73,17 @@ class MetricsSources:
 class BrokerMetricsManager:
     """Build with the sources; ``install`` the hooks, ``start``/``stop`` with the broker."""
 
-    def __init__(self, src: MetricsSources):
+    def __init__(self, src: MetricsSources, recorders: RequestPathMetrics):
         bc = src.broker_config
         self.src = src
-        self.enabled = check_exporter_type(bc.metricsExporterType) == "PROM"
-        extra = parse_metrics_label(bc.metricsLabel)
-        self.base_labels = {"cluster": bc.brokerClusterName, "node_type": "broker", "node_id": bc.brokerName, **extra}
+        self.base_labels = broker_base_labels(bc)
         self._names = list(self.base_labels)
         self._base = list(self.base_labels.values())
         self.registry = CollectorRegistry(auto_describe=False)
-        self.put_metrics = PutMetrics(self.base_labels)
-        self.pull_offsets = PullOffsets()
-        self.rpc_hook = RpcLatencyHook(self.base_labels)
+        # written by the request path (passed to the processors when they were made); read here
+        self.put_metrics = recorders.puts
+        self.pull_offsets = recorders.pull_offsets
+        self.rpc_hook = recorders.rpc_latency
         self.lag = ConsumerLagCalculator(src.store, src.topics, src.offsets, src.consumers, src.producers,
                                          src.stats, self.pull_offsets)
         self.store_figures = StoreFigures()

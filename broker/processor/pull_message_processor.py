@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from broker.config import BrokerConfig
 from broker.managers import Managers
 
-if TYPE_CHECKING:  # imported where used: not needed to start a broker
-    pass
+if TYPE_CHECKING:  # the metrics recorders' types only
+    from broker.metrics.request_path_metrics import LateAnswerTimer, PullOffsetRecorder
 from broker.pull_request_hold_service import PullRequest, PullRequestHoldService
 from broker.role_state import RoleState
 from common import mixall
@@ -94,6 +94,8 @@ class PullMessageProcessor:
         role: RoleState | None = None,
         offset_check_in_slave: bool = False,
         store_host: tuple[str, int] = ("127.0.0.1", 10911),
+        pull_offsets: PullOffsetRecorder | None = None,
+        rpc_latency: LateAnswerTimer | None = None,
     ):
         self.broker_config = broker_config
         self.store = store
@@ -102,7 +104,7 @@ class PullMessageProcessor:
         self.consumers = managers.consumers
         self.offsets = managers.offsets
         self.stats = managers.stats
-        self.pull_offsets: Any = None  # broker.metrics PullOffsets when the Prometheus endpoint is on
+        self.pull_offsets = pull_offsets  # metrics: the offsets handed out, when the endpoint is on
         self.role = role if role is not None else RoleState()
         self.offset_check_in_slave = offset_check_in_slave
         self.store_host = store_host
@@ -112,6 +114,7 @@ class PullMessageProcessor:
             self.execute_wakeup,
             long_polling_enable=broker_config.longPollingEnable,
             short_polling_ms=broker_config.shortPollingTimeMills,
+            rpc_latency=rpc_latency,
         )
 
     def __call__(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from broker.config import BrokerConfig
 from broker.managers import Managers
@@ -51,6 +51,9 @@ from remoting.command import RemotingCommand
 from remoting.connection import Connection
 from store.message_store import MessageStore, PutMessageStatus
 
+if TYPE_CHECKING:  # the recorders' types only
+    from broker.metrics.request_path_metrics import LateAnswerTimer, PutRecorder
+
 __all__ = ["SendMessageProcessor"]
 
 log = logging.getLogger(__name__)
@@ -85,6 +88,8 @@ class SendMessageProcessor:
         transactional_bridge: Any = None,
         max_delay_level: int = 18,
         batch_puts: bool = True,
+        put_metrics: PutRecorder | None = None,
+        rpc_latency: LateAnswerTimer | None = None,
     ):
         self.broker_config = broker_config
         self.store = store
@@ -110,23 +115,14 @@ class SendMessageProcessor:
         # (batch_puts off: DLedger, where each message of a list waits for its own quorum round)
         self._put_list = store.put_message_list if batch_puts else None
         self._put_list_async = store.put_message_list_async if batch_puts else None
+        # rpc_latency: the batched answers are sent late, so the batcher times them (once per read)
         self._batcher = batcher = SendPutBatcher(self._put_list, self._put_list_async, self._response,
-                                                 self._puts_settled)
+                                                 self._puts_settled, rpc_latency)
         # bound once: the per-message path makes no lookup through the batcher
         self._queue = batcher.queue
         self._append_pending = batcher.append_pending
         self._append_pending_async = batcher.append_pending_async
-        self.put_metrics: Any = None  # broker.metrics PutMetrics when the Prometheus endpoint is on
-
-    @property
-    def rpc_latency(self) -> Any:
-        """remoting.rpc_latency RpcLatencyHook when metrics are on: the batched answers are sent late and
-        timed by the batcher, once per read."""
-        return self._batcher.rpc_latency
-
-    @rpc_latency.setter
-    def rpc_latency(self, hook: Any) -> None:
-        self._batcher.rpc_latency = hook
+        self.put_metrics = put_metrics  # per-topic put counters when the Prometheus endpoint is on
 
     def _puts_settled(self, n: int) -> None:
         self.waiting_puts -= n

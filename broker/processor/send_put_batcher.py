@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from common.message import MessageExtBrokerInner
 from remoting.codes import RPC_ONEWAY, RequestCode, ResponseCode
 from remoting.command import RemotingCommand
 from remoting.connection import Connection
+
+if TYPE_CHECKING:  # the recorders' types only
+    from broker.metrics.request_path_metrics import LateAnswerTimer
 
 __all__ = ["SendPutBatcher"]
 
@@ -47,13 +50,14 @@ class SendPutBatcher:
         put_list_async: Callable[[list], Any] | None,
         respond: Callable[..., RemotingCommand],
         settled: Callable[[int], None],
+        rpc_latency: LateAnswerTimer | None = None,
     ):
         self._put_list = put_list
         self._put_list_async = put_list_async
         self._respond = respond
         self._settled = settled
         self.pending: list[Pending] = []
-        self.rpc_latency: Any = None
+        self.rpc_latency = rpc_latency
 
     def queue(self, conn: Connection, req: RemotingCommand, msg: MessageExtBrokerInner, topic: str, size: int,
               qid: int, flush: Any) -> None:
