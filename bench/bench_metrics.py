@@ -34,6 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench.bench_broker import (  # noqa: E402
+    cpu_line,
     cpu_seconds,
     create_topic,
     free_port,
@@ -52,10 +53,12 @@ def _metrics_props(on: bool, port: int, refresh_ms: int = 5000) -> dict[str, str
 
 def ab_rounds(args) -> None:
     ctx = mp.get_context("fork")
-    results: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    # (mode, senders) -> per round (sends/s, broker CPU us/msg, client CPU us/msg)
+    results: dict[tuple[str, int], list[tuple[float, float, float]]] = {}
     order = []
     for rep in range(args.reps):
-        for mode in ("off", "on"):
+        # A B, then B A: a load that drifts during the run weighs on both sides alike
+        for mode in (("off", "on") if rep % 2 == 0 else ("on", "off")):
             order.append(mode)
             workdir = tempfile.mkdtemp(prefix="bench-metrics-")
             broker, port, _ = start_broker(workdir, "ASYNC_FLUSH", _metrics_props(mode == "on", free_port()))
@@ -66,22 +69,31 @@ def ab_rounds(args) -> None:
                     for senders in (16, 64):
                         r = send_round(pool, addr, "BenchTopic", senders, args.procs, args.seconds, 1024, 1, 8,
                                        args.max_ops, broker.pid)
+                        n = max(r["msgs"], 1)
                         rate = r["msgs"] / r["elapsed"]
-                        cpu = r["broker_cpu"] / max(r["msgs"], 1) * 1e6
-                        results.setdefault((mode, senders), []).append((rate, cpu))
+                        cpu, client = r["broker_cpu"] / n * 1e6, r["client_cpu"] / n * 1e6
+                        results.setdefault((mode, senders), []).append((rate, cpu, client))
                         print(f"  rep {rep + 1} metrics {mode:3s} {senders:2d} senders: {rate:8.0f} sends/s  "
-                              f"broker CPU {cpu:5.1f} us/msg  errors {r['errors']}", flush=True)
+                              f"p50 {r['p50']:.2f} p99 {r['p99']:.2f} ms  errors {r['errors']}\n  {cpu_line(r)}",
+                              flush=True)
             finally:
                 stop_broker(broker)
                 shutil.rmtree(workdir, ignore_errors=True)
     print(f"order: {' '.join(order)}")
+    med = statistics.median
     for senders in (16, 64):
         off = results[("off", senders)]
         on = results[("on", senders)]
-        r_off, r_on = statistics.median(x[0] for x in off), statistics.median(x[0] for x in on)
-        c_off, c_on = statistics.median(x[1] for x in off), statistics.median(x[1] for x in on)
-        print(f"{senders:2d} senders: median sends/s off {r_off:.0f}, on {r_on:.0f} ({(r_on / r_off - 1) * 100:+.1f} %); "
-              f"broker CPU/msg off {c_off:.1f} us, on {c_on:.1f} us ({(c_on / c_off - 1) * 100:+.1f} %)")
+        r_off, r_on = med(x[0] for x in off), med(x[0] for x in on)
+        c_off, c_on = med(x[1] for x in off), med(x[1] for x in on)
+        k_off = med(x[2] for x in off)
+        pair = med(b[0] / a[0] - 1 for a, b in zip(off, on, strict=True)) * 100
+        # broker and senders share the cores: each message costs the machine broker + sender CPU,
+        # so with the cores busy sends/s falls by the broker's extra CPU over that sum
+        implied = -(c_on - c_off) / (c_off + k_off) * 100
+        print(f"{senders:2d} senders: median sends/s off {r_off:.0f}, on {r_on:.0f} ({(r_on / r_off - 1) * 100:+.1f} %; "
+              f"median of the {len(off)} pairs {pair:+.1f} %); broker CPU/msg off {c_off:.2f} us, on {c_on:.2f} us "
+              f"({(c_on / c_off - 1) * 100:+.1f} %), senders {k_off:.1f} us/msg: CPU-bound sends/s {implied:+.1f} %")
 
 
 async def _setup_tables(addr: str, topics: int, groups: int) -> None:
