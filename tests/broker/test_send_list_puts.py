@@ -18,7 +18,7 @@ from remoting.command import RemotingCommand
 from tests.broker.helpers import pull, send_header_v2, wait_max_offset
 
 
-def _exchange(port: int, frames: list[bytes], expect: int, timeout: float = 10.0) -> list[RemotingCommand]:
+def _exchange(port: int, frames: list[bytes], expect: int, timeout: float = 30.0) -> list[RemotingCommand]:
     """Write every frame with one sendall, read ``expect`` responses."""
     dec = FrameDecoder()
     out: list[RemotingCommand] = []
