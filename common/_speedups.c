@@ -2811,6 +2811,9 @@ done:
 
 /* -- module ---------------------------------------------------------------------------------- */
 
+/* common/_json_header.c */
+PyObject *json_header(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
 static PyMethodDef methods[] = {
     {"b64encode", b64encode, METH_O, "b64encode(data) -> str (standard base64, padded)"},
     {"b64decode", b64decode, METH_O, "b64decode(s) -> bytes, or None unless s is canonical padded base64"},
@@ -2861,6 +2864,9 @@ static PyMethodDef methods[] = {
      "acl_mac(pads, ext, order, others, body, expect=None) -> Base64 HmacSHA1 bytes (with expect: whether it "
      "matches, in constant time), or None when ext's keys are not "
      "exactly order + others"},
+    {"json_header", (PyCFunction)(void (*)(void))json_header, METH_FASTCALL,
+     "json_header(raw, languages) -> (code, language, version, opaque, flag, remark, ext_fields), or None "
+     "unless raw is the usual JSON remoting header"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from common.speedups import json_header as _json_header
 from remoting.codes import LanguageCode, SerializeType
 from remoting.command import RemotingCommand
 from remoting.errors import HeaderTextError, LocalProtocolError, RemoteProtocolError
@@ -140,6 +141,12 @@ def _ext_str(v: Any) -> str:
 
 
 def _decode_json(raw: memoryview | bytes) -> RemotingCommand:
+    # the usual header in one compiled call; the general path below for everything else
+    fields = _json_header(raw, _LANG_BY_NAME)
+    if fields is not None:
+        cmd = _new_command(RemotingCommand)
+        cmd.code, cmd.language, cmd.version, cmd.opaque, cmd.flag, cmd.remark, cmd.ext_fields = fields
+        return cmd
     try:
         d = _loads(raw)
     except _JSONDecodeError as e:
