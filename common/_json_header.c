@@ -1,5 +1,6 @@
 /*
- * json_header: the usual JSON remoting header decoded in one pass (part of common._speedups).
+ * json_header / json_head: the usual JSON remoting header decoded, and encoded with its frame prefix, in
+ * one pass (part of common._speedups).
  *
  * The contract is common/json_header_pure.py's: a header whose keys are all among code, language,
  * version, opaque, flag, remark, extFields and serializeTypeCurrentRPC, with int32 numbers, a
@@ -423,6 +424,230 @@ out:
     Py_XDECREF(lang);
     Py_XDECREF(remark);
     Py_XDECREF(ext);
+    if (res == NULL && !PyErr_Occurred())
+        return Py_NewRef(Py_None);
+    return res;
+}
+
+/* -- encoding: the JSON header of a command and its frame prefix -------------------------------- */
+
+/* Bytes of s (n UTF-8 bytes) once written as a JSON string without its quotes, escaped as orjson
+ * does: '"', '\\', \b \t \n \f \r, other control characters as \u00XX (lowercase hex), the rest raw. */
+static Py_ssize_t escaped_len(const uint8_t *s, Py_ssize_t n)
+{
+    Py_ssize_t len = n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint8_t ch = s[i];
+        if (ch == '"' || ch == '\\' || ch == '\b' || ch == '\t' || ch == '\n' || ch == '\f' || ch == '\r')
+            len += 1;
+        else if (ch < 0x20)
+            len += 5;
+    }
+    return len;
+}
+
+static char *write_escaped(char *w, const uint8_t *s, Py_ssize_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    *w++ = '"';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint8_t ch = s[i];
+        if (ch >= 0x20 && ch != '"' && ch != '\\') {
+            *w++ = (char)ch;
+            continue;
+        }
+        *w++ = '\\';
+        switch (ch) {
+        case '"': *w++ = '"'; break;
+        case '\\': *w++ = '\\'; break;
+        case '\b': *w++ = 'b'; break;
+        case '\t': *w++ = 't'; break;
+        case '\n': *w++ = 'n'; break;
+        case '\f': *w++ = 'f'; break;
+        case '\r': *w++ = 'r'; break;
+        default:
+            *w++ = 'u';
+            *w++ = '0';
+            *w++ = '0';
+            *w++ = hex[ch >> 4];
+            *w++ = hex[ch & 0xF];
+        }
+    }
+    *w++ = '"';
+    return w;
+}
+
+/* UTF-8 of a str: 0, or -1 (error cleared) when it has no UTF-8 form (a lone surrogate) */
+static int utf8_of(PyObject *s, const uint8_t **out, Py_ssize_t *n)
+{
+    const char *p = PyUnicode_AsUTF8AndSize(s, n);
+    if (p == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+            PyErr_Clear();
+        return -1;
+    }
+    *out = (const uint8_t *)p;
+    return 0;
+}
+
+/* an int (not a bool) in the int64 range as decimal digits into buf (at least 21 bytes); -1 if not one */
+static int int_text(PyObject *o, char *buf, Py_ssize_t *n)
+{
+    long long v;
+    if (!PyLong_Check(o) || PyBool_Check(o))
+        return -1;
+    v = PyLong_AsLongLong(o);
+    if (v == -1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError))
+            PyErr_Clear();
+        return -1;
+    }
+    {
+        char tmp[24];
+        int k = 0;
+        unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+        do {
+            tmp[k++] = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        *n = 0;
+        if (v < 0)
+            buf[(*n)++] = '-';
+        while (k)
+            buf[(*n)++] = tmp[--k];
+    }
+    return 0;
+}
+
+#define JH_MAX_EXT 64 /* bigger extFields go the general way */
+/* the header's fixed text, in fastjson's key order */
+#define K_OPEN "{\"code\":"
+#define K_EXT_ ",\"extFields\":{"
+#define K_FLAG_ ",\"flag\":"
+#define K_LANG_ ",\"language\":"
+#define K_OPAQUE_ ",\"opaque\":"
+#define K_REMARK_ ",\"remark\":"
+#define K_TAIL ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":"
+
+/*
+ * json_head(code, language, version, opaque, flag, remark, ext_fields, lang_names, body_len) -> the frame
+ * prefix and JSON header of a command with those fields as one bytes object,
+ * what the remoting codec's general path writes for a JSON command (keys in fastjson's order, null
+ * values left out), or None unless: code, version, opaque and flag are ints (not bools) in the int64
+ * range, remark is None or a str, ext_fields None or a dict of exact str keys and values (at most
+ * 64), every str has a UTF-8 form and the header and frame lengths fit the prefix.
+ */
+PyObject *json_head(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *f[7]; /* code, version, opaque, flag, language, remark, ext_fields */
+    char nums[4][24];
+    Py_ssize_t numlen[4];
+    const uint8_t *lang_s, *remark_s = NULL;
+    Py_ssize_t lang_n, remark_n = 0, body_len, hlen, i, n_ext = 0;
+    const uint8_t *ks[JH_MAX_EXT], *vs[JH_MAX_EXT];
+    Py_ssize_t kn[JH_MAX_EXT], vn[JH_MAX_EXT];
+    PyObject *lang_name, *res = NULL;
+    char *w;
+
+    if (nargs != 9) {
+        PyErr_Format(PyExc_TypeError, "json_head expected 9 arguments, got %zd", nargs);
+        return NULL;
+    }
+    if (!PyDict_Check(args[7])) {
+        PyErr_SetString(PyExc_TypeError, "lang_names must be a dict");
+        return NULL;
+    }
+    body_len = PyLong_AsSsize_t(args[8]);
+    if (body_len == -1 && PyErr_Occurred())
+        return NULL;
+    f[0] = args[0], f[1] = args[2], f[2] = args[3], f[3] = args[4], f[4] = args[1], f[5] = args[5], f[6] = args[6];
+    for (i = 0; i < 4; i++)
+        if (int_text(f[i], nums[i], &numlen[i]) < 0)
+            goto done;
+    lang_name = PyDict_GetItemWithError(args[7], f[4]);
+    if (lang_name == NULL) {
+        if (PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_TypeError))
+                goto done;
+            PyErr_Clear(); /* unhashable: the general path says so */
+            goto done;
+        }
+        lang_s = (const uint8_t *)"OTHER";
+        lang_n = 5;
+    } else if (!PyUnicode_Check(lang_name) || utf8_of(lang_name, &lang_s, &lang_n) < 0) {
+        goto done;
+    }
+    /* {"code":N,["extFields":{...},]"flag":N,"language":"..","opaque":N,["remark":"..",]
+     *  "serializeTypeCurrentRPC":"JSON","version":N} */
+#define LIT(lit) ((Py_ssize_t)sizeof(lit) - 1)
+    hlen = LIT(K_OPEN) + numlen[0] + LIT(K_FLAG_) + numlen[3] + LIT(K_LANG_) + 2 + escaped_len(lang_s, lang_n) +
+           LIT(K_OPAQUE_) + numlen[2] + LIT(K_TAIL) + numlen[1] + 1;
+    if (f[5] != Py_None) {
+        if (!PyUnicode_Check(f[5]) || utf8_of(f[5], &remark_s, &remark_n) < 0)
+            goto done;
+        hlen += LIT(K_REMARK_) + 2 + escaped_len(remark_s, remark_n);
+    }
+    if (f[6] != Py_None) {
+        PyObject *k, *v;
+        Py_ssize_t pos = 0;
+        if (!PyDict_Check(f[6]) || PyDict_GET_SIZE(f[6]) > JH_MAX_EXT)
+            goto done;
+        hlen += LIT(K_EXT_) + 1; /* and '}' */
+        while (PyDict_Next(f[6], &pos, &k, &v)) {
+            if (!PyUnicode_CheckExact(k) || !PyUnicode_CheckExact(v) || utf8_of(k, &ks[n_ext], &kn[n_ext]) < 0 ||
+                utf8_of(v, &vs[n_ext], &vn[n_ext]) < 0)
+                goto done;
+            hlen += (n_ext ? 1 : 0) + 2 + escaped_len(ks[n_ext], kn[n_ext]) + 1 + 2 + escaped_len(vs[n_ext], vn[n_ext]);
+            n_ext++;
+        }
+    }
+    if (hlen > 0xFFFFFF || body_len < 0 || 4 + hlen + body_len > 0x7FFFFFFF)
+        goto done;
+    res = PyBytes_FromStringAndSize(NULL, 8 + hlen);
+    if (res == NULL)
+        goto done;
+    w = PyBytes_AS_STRING(res);
+    {
+        uint32_t total = (uint32_t)(4 + hlen + body_len), word = (uint32_t)hlen; /* JSON: type 0 */
+        uint8_t *p = (uint8_t *)w;
+        p[0] = (uint8_t)(total >> 24), p[1] = (uint8_t)(total >> 16), p[2] = (uint8_t)(total >> 8), p[3] = (uint8_t)total;
+        p[4] = (uint8_t)(word >> 24), p[5] = (uint8_t)(word >> 16), p[6] = (uint8_t)(word >> 8), p[7] = (uint8_t)word;
+        w += 8;
+    }
+#define PUT(lit) (memcpy(w, lit, sizeof(lit) - 1), w += sizeof(lit) - 1)
+    PUT(K_OPEN);
+    memcpy(w, nums[0], (size_t)numlen[0]), w += numlen[0];
+    if (f[6] != Py_None) {
+        PUT(K_EXT_);
+        for (i = 0; i < n_ext; i++) {
+            if (i)
+                *w++ = ',';
+            w = write_escaped(w, ks[i], kn[i]);
+            *w++ = ':';
+            w = write_escaped(w, vs[i], vn[i]);
+        }
+        *w++ = '}';
+    }
+    PUT(K_FLAG_);
+    memcpy(w, nums[3], (size_t)numlen[3]), w += numlen[3];
+    PUT(K_LANG_);
+    w = write_escaped(w, lang_s, lang_n);
+    PUT(K_OPAQUE_);
+    memcpy(w, nums[2], (size_t)numlen[2]), w += numlen[2];
+    if (f[5] != Py_None) {
+        PUT(K_REMARK_);
+        w = write_escaped(w, remark_s, remark_n);
+    }
+    PUT(K_TAIL);
+    memcpy(w, nums[1], (size_t)numlen[1]), w += numlen[1];
+    *w++ = '}';
+#undef PUT
+#undef LIT
+    if (w - PyBytes_AS_STRING(res) != 8 + hlen) { /* cannot be: the lengths above are the writes below */
+        Py_CLEAR(res);
+        PyErr_SetString(PyExc_SystemError, "json_head: length mismatch");
+    }
+done:
     if (res == NULL && !PyErr_Occurred())
         return Py_NewRef(Py_None);
     return res;

@@ -2813,6 +2813,7 @@ done:
 
 /* common/_json_header.c */
 PyObject *json_header(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+PyObject *json_head(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 static PyMethodDef methods[] = {
     {"b64encode", b64encode, METH_O, "b64encode(data) -> str (standard base64, padded)"},
@@ -2867,6 +2868,9 @@ static PyMethodDef methods[] = {
     {"json_header", (PyCFunction)(void (*)(void))json_header, METH_FASTCALL,
      "json_header(raw, languages) -> (code, language, version, opaque, flag, remark, ext_fields), or None "
      "unless raw is the usual JSON remoting header"},
+    {"json_head", (PyCFunction)(void (*)(void))json_head, METH_FASTCALL,
+     "json_head(code, language, version, opaque, flag, remark, ext_fields, lang_names, body_len) -> frame "
+     "prefix + JSON header bytes, or None unless the fields have the usual types"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -42,7 +42,8 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 * ``acl_mac(pads, ext, order, others, body)``: an ACL 1.0 request signature (common.acl_signer);
   ``acl_pads(key_block)``: its keyed SHA-1 states as raw bytes (compiled with libcrypto only, else None).
 * ``json_header(raw, languages)``: the usual JSON remoting header's fields in one call, or None
-  (the remoting codec's general path decodes the rest).
+  (the remoting codec's general path decodes the rest); ``json_head(code, language, ..., body_len)``:
+  a command's frame prefix and JSON header in one call, or None (the general path encodes the rest).
 * ``crc32(data, value=0)``: ``zlib.crc32`` (the compiled twin folds with PCLMULQDQ where the
   CPU has it: :data:`CRC_IMPL`).
 """
@@ -93,6 +94,7 @@ __all__ = [
     "acl_mac",
     "acl_pads",
     "json_header",
+    "json_head",
     "CRC_IMPL",
     "RecordTuple",
     "INDEX_HEADER_SIZE",
@@ -288,6 +290,12 @@ class Speedups(Protocol):
     def json_header(self, raw, languages: dict) -> tuple | None:
         """``(code, language, version, opaque, flag, remark, ext_fields)`` of a JSON remoting header
         in its usual shape, None otherwise (see :func:`common.json_header_pure.json_header`)."""
+        ...
+
+    def json_head(self, code, language, version, opaque, flag, remark, ext_fields, lang_names: dict,
+                  body_len: int) -> bytes | None:
+        """The frame prefix and JSON header of a command with these fields when they have the usual
+        types, None otherwise (see :func:`common.json_header_pure.json_head`)."""
         ...
 
     def encode_records(self, buf, pos: int, src, items: list[tuple[int, int, int, int, int]],
@@ -564,7 +572,7 @@ _NAMES = ("b64encode", "b64decode", "java_hash", "index_put", "index_put_keys", 
           "msg_ids", "cq_put_units", "queue_groups", "encode_batch", "write_record", "dispatch_requests",
           "new_dispatch_request", "split_batch", "parse_record",
           "encode_records", "walk_records", "cq_scan", "crc32", "acl_mac", "acl_pads",
-          "json_header")
+          "json_header", "json_head")
 
 # The pure twin of each name: this module's ``_py_<name>``, else the function of that name in the
 # record codec or the ConsumeQueue / ACL signature twins (one list of names, not one per twin).
@@ -621,6 +629,7 @@ crc32 = _impl.crc32
 acl_mac = _impl.acl_mac
 acl_pads = _impl.acl_pads
 json_header = _impl.json_header
+json_head = _impl.json_head
 # how the compiled twin computes record CRCs: "pclmul" (carry-less multiply folding, chosen at
 # import when the CPU has it and ROCKETMQ_PY_NO_PCLMUL is not 1), "zlib" or "table"
 CRC_IMPL: str = getattr(_impl, "CRC_IMPL", "zlib")

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 import remoting.codec as codec
 from common import speedups
-from remoting.codes import LanguageCode
+from remoting.codes import LanguageCode, ResponseCode
+from remoting.command import RemotingCommand
 
 LANGS = codec._LANG_BY_NAME
 TWINS = [pytest.param(speedups.pure, id="pure")]
@@ -119,3 +120,72 @@ def test_twins_agree_on_damaged_headers(cut, byte, style):
         want = speedups.pure.json_header(sample, LANGS)
         if speedups.compiled is not None:
             assert speedups.compiled.json_header(sample, LANGS) == want
+
+
+# -- json_head: the encoding side ----------------------------------------------------------------
+
+NAMES = codec._LANG_NAMES
+
+
+def general_head(cmd, body_len: int) -> bytes | None:
+    """Prefix and header as the codec's general path writes them (None: it refuses the command)."""
+    try:
+        h = codec._encode_json(cmd)
+    except Exception:  # noqa: BLE001
+        return None
+    if len(h) > 0xFFFFFF:
+        return None
+    return codec._PREFIX.pack(4 + len(h) + body_len, len(h)) + h
+
+
+def command(code=0, language=LanguageCode.JAVA, version=401, opaque=7, flag=1, remark=None, ext=None):
+    cmd = RemotingCommand(code, flag=flag, remark=remark, ext_fields=ext)
+    cmd.language, cmd.version, cmd.opaque = language, version, opaque
+    return cmd
+
+
+def fields_of(cmd) -> tuple:
+    return cmd.code, cmd.language, cmd.version, cmd.opaque, cmd.flag, cmd.remark, cmd.ext_fields
+
+
+SEND_RESPONSE = {"MSG_REGION": "DefaultRegion", "TRACE_ON": "true", "msgId": "7F0000010000" + "0" * 20,
+                 "queueId": "3", "queueOffset": "12"}
+
+
+@pytest.mark.parametrize("twin", TWINS)
+@pytest.mark.parametrize("cmd", [
+    command(ext=SEND_RESPONSE), command(), command(remark="é\"\\/\x00\x1f\x7f\U0001F600\b\f\n\r\t", ext={}),
+    command(code=ResponseCode.SYSTEM_ERROR, language=99, opaque=-(2**63), version=2**63 - 1, ext={"é": "\x01"}),
+])
+def test_usual_commands_encode_as_the_general_path(twin, cmd):
+    for body_len in (0, 1024):
+        got = twin.json_head(*fields_of(cmd), NAMES, body_len)
+        assert got is not None and got == general_head(cmd, body_len)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+@pytest.mark.parametrize("cmd", [
+    command(code=True), command(code="1"), command(opaque=2**63), command(version=1.0), command(remark=1),
+    command(remark="\ud800"), command(ext={"a": 1}), command(ext={"a": None}), command(ext={1: "a"}),
+    command(ext={"a": "\udc00"}), command(ext=[("a", "b")]), command(ext={str(i): "v" for i in range(65)}),
+    command(language=[1]), command(remark="x" * 0x1000000),
+])
+def test_other_commands_go_the_general_way(twin, cmd):
+    assert twin.json_head(*fields_of(cmd), NAMES, 0) is None
+
+
+text_s = st.text(max_size=8)  # lone surrogates included
+fields = st.none() | st.booleans() | ints | text_s | st.floats(allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(code=ints | fields, language=st.sampled_from([*LanguageCode, 3, 200, "JAVA"]), version=ints, opaque=ints,
+       flag=ints | fields, remark=st.none() | text_s | ints,
+       ext=st.none() | st.dictionaries(text_s, text_s | fields, max_size=5), body_len=st.integers(0, 2**31))
+def test_twins_agree_on_generated_commands(code, language, version, opaque, flag, remark, ext, body_len):
+    cmd = command(code, language, version, opaque, flag, remark, ext)
+    want = speedups.pure.json_head(*fields_of(cmd), NAMES, body_len)
+    if speedups.compiled is not None:
+        assert speedups.compiled.json_head(*fields_of(cmd), NAMES, body_len) == want
+    if want is not None:
+        assert want == general_head(cmd, body_len)
