@@ -2814,6 +2814,8 @@ done:
 /* common/_json_header.c */
 PyObject *json_header(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 PyObject *json_head(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+/* common/_send_header.c */
+PyObject *send_header_v2(PyObject *module, PyObject *ext);
 
 static PyMethodDef methods[] = {
     {"b64encode", b64encode, METH_O, "b64encode(data) -> str (standard base64, padded)"},
@@ -2871,6 +2873,8 @@ static PyMethodDef methods[] = {
     {"json_head", (PyCFunction)(void (*)(void))json_head, METH_FASTCALL,
      "json_head(code, language, version, opaque, flag, remark, ext_fields, lang_names, body_len) -> frame "
      "prefix + JSON header bytes, or None unless the fields have the usual types"},
+    {"send_header_v2", send_header_v2, METH_O,
+     "send_header_v2(ext) -> the 13 SEND_MESSAGE_V2 header fields a..m, or None unless they have the usual form"},
     {NULL, NULL, 0, NULL},
 };
 
