@@ -140,6 +140,22 @@ def main() -> None:
     small = bytearray(40 + 1024 * 4 + 100 * 20)
     row("index_build_many (32 records, 2 keys each)", lambda t: lambda: t.index_build_many(
         small, 1024, 100, reqs32, 0, (0, 0, 0, 0, 0, 1)))
+    # the remoting hot path: a SEND_MESSAGE_V2 request header in, its response header out
+    import orjson
+
+    from remoting.codec import _LANG_BY_NAME, _LANG_NAMES
+    from remoting.codes import LanguageCode
+
+    v2 = {"a": "bench_pg", "b": "BenchTopic", "c": "TBW102", "d": "8", "e": "3", "f": "0", "g": "1764000000000",
+          "h": "0", "i": "UNIQ_KEY\x017F00000100002A9F0000000000000ABC0000\x02TAGS\x01TagA"}
+    req = orjson.dumps({"code": 310, "extFields": v2, "flag": 0, "language": "JAVA", "opaque": 123456,
+                        "serializeTypeCurrentRPC": "JSON", "version": 401})
+    row("json_header (SEND_MESSAGE_V2 request)", lambda t: lambda: t.json_header(req, _LANG_BY_NAME))
+    resp_ext = {"MSG_REGION": "DefaultRegion", "TRACE_ON": "true", "msgId": "7F00000100002A9F0000000000001234",
+                "queueId": "3", "queueOffset": "1234"}
+    row("json_head (send response)", lambda t: lambda: t.json_head(0, LanguageCode.JAVA, 401, 123456, 1, None,
+                                                                   resp_ext, _LANG_NAMES, 0))
+    row("send_header_v2 (9 fields)", lambda t: lambda: t.send_header_v2(v2))
 
     width = max(len(r[0]) for r in rows)
     print(f"{'ns per call':<{width}}  " + "  ".join(f"{tn:>9}" for tn, _ in twins) + "   speed-up")

@@ -54,6 +54,7 @@ from store.message_store import MessageStore
 
 if TYPE_CHECKING:  # DLedger mode only (start-up time of the others)
     from broker.dledger_role_change_handler import DLedgerRoleChangeHandler
+    from store.dispatch import DispatchRequest
 
 __all__ = ["BrokerController", "create_broker"]
 
@@ -132,19 +133,21 @@ class BrokerController:
         from store.default_message_store import DefaultMessageStore
 
         sc = self.configs.store
-        store = DefaultMessageStore(sc, store_host=self.store_host, arriving_listener=self._arriving, role=self.role)
+        store = DefaultMessageStore(sc, store_host=self.store_host, arrivals_listener=self._arrivals, role=self.role)
         if sc.enableDLegerCommitLog:
             store.commit_log.tls = self.configs.tls  # DLedger peer traffic follows the broker's TLS settings
         if not store.load():  # (not shut down: the files may be another process's, whose lock refused us)
             raise BrokerStartError(f"the message store under {sc.storePathRootDir} could not be loaded (see the log)")
         return store
 
-    def _arriving(self, topic: str, queue_id: int, logic_offset: int, tags_code: int, store_timestamp: int,
-                  properties: Any) -> None:
-        # runs for every dispatched record: the call only when some pull is held
+    def _arrivals(self, run: list[DispatchRequest]) -> None:
+        # once per dispatched run, not per record: the records are looked at only when some pull is held
         hold = self._hold
         if hold is not None and hold.table:
-            hold.notify_message_arriving(topic, queue_id, logic_offset, tags_code, store_timestamp, properties)
+            notify = hold.notify_message_arriving
+            for req in run:
+                notify(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code, req.store_timestamp,
+                       req.properties_mapping())
         if self.ha_service is not None:
             self.ha_service.wakeup()  # new data for the slaves
 

@@ -50,6 +50,7 @@ DELAY_FOR_A_WHILE_MS = 100  # retry after a failed put / missing queue
 DELAY_FOR_A_PERIOD_MS = 10_000  # retry after an unexpected error
 IDLE_RECHECK_MS = 1000  # a drained level re-reads its queue this often even without a wake-up
 PUT_WINDOW = 32  # due units of one level whose puts are awaited together (each waits for a quorum)
+_SCHEDULE_TOPIC = mixall.SCHEDULE_TOPIC
 
 
 def delay_level_to_queue_id(level: int) -> int:
@@ -125,6 +126,12 @@ class _ScheduleDispatchWaker(DispatcherBase):
     def dispatch(self, request: DispatchRequest) -> None:
         if request.topic == mixall.SCHEDULE_TOPIC and request.msg_size > 0:
             self._wake(queue_id_to_delay_level(request.queue_id))
+
+    def dispatch_many(self, requests: list[DispatchRequest]) -> None:
+        # no call per record: most runs hold no SCHEDULE_TOPIC_XXXX record at all
+        for request in requests:
+            if request.topic == _SCHEDULE_TOPIC and request.msg_size > 0:
+                self._wake(queue_id_to_delay_level(request.queue_id))
 
 
 class ScheduleMessageService:

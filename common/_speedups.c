@@ -2811,6 +2811,12 @@ done:
 
 /* -- module ---------------------------------------------------------------------------------- */
 
+/* common/_json_header.c */
+PyObject *json_header(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+PyObject *json_head(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+/* common/_send_header.c */
+PyObject *send_header_v2(PyObject *module, PyObject *ext);
+
 static PyMethodDef methods[] = {
     {"b64encode", b64encode, METH_O, "b64encode(data) -> str (standard base64, padded)"},
     {"b64decode", b64decode, METH_O, "b64decode(s) -> bytes, or None unless s is canonical padded base64"},
@@ -2861,6 +2867,14 @@ static PyMethodDef methods[] = {
      "acl_mac(pads, ext, order, others, body, expect=None) -> Base64 HmacSHA1 bytes (with expect: whether it "
      "matches, in constant time), or None when ext's keys are not "
      "exactly order + others"},
+    {"json_header", (PyCFunction)(void (*)(void))json_header, METH_FASTCALL,
+     "json_header(raw, languages) -> (code, language, version, opaque, flag, remark, ext_fields), or None "
+     "unless raw is the usual JSON remoting header"},
+    {"json_head", (PyCFunction)(void (*)(void))json_head, METH_FASTCALL,
+     "json_head(code, language, version, opaque, flag, remark, ext_fields, lang_names, body_len) -> frame "
+     "prefix + JSON header bytes, or None unless the fields have the usual types"},
+    {"send_header_v2", send_header_v2, METH_O,
+     "send_header_v2(ext) -> the 13 SEND_MESSAGE_V2 header fields a..m, or None unless they have the usual form"},
     {NULL, NULL, 0, NULL},
 };
 

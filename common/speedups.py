@@ -41,6 +41,11 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
 * ``cq_scan(buf, pos, end)``: ConsumeQueue recovery over one file's units.
 * ``acl_mac(pads, ext, order, others, body)``: an ACL 1.0 request signature (common.acl_signer);
   ``acl_pads(key_block)``: its keyed SHA-1 states as raw bytes (compiled with libcrypto only, else None).
+* ``json_header(raw, languages)``: the usual JSON remoting header's fields in one call, or None
+  (the remoting codec's general path decodes the rest); ``json_head(code, language, ..., body_len)``:
+  a command's frame prefix and JSON header in one call, or None (the general path encodes the rest).
+* ``send_header_v2(ext)``: the usual SEND_MESSAGE_V2 header's 13 fields, or None (the send processor's
+  general parse reads the rest).
 * ``crc32(data, value=0)``: ``zlib.crc32`` (the compiled twin folds with PCLMULQDQ where the
   CPU has it: :data:`CRC_IMPL`).
 """
@@ -58,7 +63,7 @@ import zlib
 from typing import Protocol
 
 # the record functions of the pure twin: one codec, shared with everything that reads or writes a record
-from common import acl_signature_pure, consume_queue_pure, record_codec
+from common import acl_signature_pure, consume_queue_pure, json_header_pure, record_codec, send_header_pure
 from common.record_codec import RecordTuple
 
 __all__ = [
@@ -90,6 +95,9 @@ __all__ = [
     "crc32",
     "acl_mac",
     "acl_pads",
+    "json_header",
+    "json_head",
+    "send_header_v2",
     "CRC_IMPL",
     "RecordTuple",
     "INDEX_HEADER_SIZE",
@@ -280,6 +288,22 @@ class Speedups(Protocol):
         (compiled twin) what its :meth:`acl_pads` returned. With ``expect`` (a request's Signature):
         whether the signature is that, compared in constant time (False for non-ASCII text).
         None when ``ext``'s keys are not exactly ``order`` + ``others`` (two disjoint tuples)."""
+        ...
+
+    def json_header(self, raw, languages: dict) -> tuple | None:
+        """``(code, language, version, opaque, flag, remark, ext_fields)`` of a JSON remoting header
+        in its usual shape, None otherwise (see :func:`common.json_header_pure.json_header`)."""
+        ...
+
+    def json_head(self, code, language, version, opaque, flag, remark, ext_fields, lang_names: dict,
+                  body_len: int) -> bytes | None:
+        """The frame prefix and JSON header of a command with these fields when they have the usual
+        types, None otherwise (see :func:`common.json_header_pure.json_head`)."""
+        ...
+
+    def send_header_v2(self, ext: dict) -> tuple | None:
+        """The 13 SEND_MESSAGE_V2 header fields a..m in their usual form, None otherwise (see
+        :func:`common.send_header_pure.send_header_v2`)."""
         ...
 
     def encode_records(self, buf, pos: int, src, items: list[tuple[int, int, int, int, int]],
@@ -555,11 +579,12 @@ def _py_crc32(data, value: int = 0) -> int:
 _NAMES = ("b64encode", "b64decode", "java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
           "msg_ids", "cq_put_units", "queue_groups", "encode_batch", "write_record", "dispatch_requests",
           "new_dispatch_request", "split_batch", "parse_record",
-          "encode_records", "walk_records", "cq_scan", "crc32", "acl_mac", "acl_pads")
+          "encode_records", "walk_records", "cq_scan", "crc32", "acl_mac", "acl_pads",
+          "json_header", "json_head", "send_header_v2")
 
 # The pure twin of each name: this module's ``_py_<name>``, else the function of that name in the
 # record codec or the ConsumeQueue / ACL signature twins (one list of names, not one per twin).
-_PURE_MODULES = (record_codec, consume_queue_pure, acl_signature_pure)
+_PURE_MODULES = (record_codec, consume_queue_pure, acl_signature_pure, json_header_pure, send_header_pure)
 
 
 def _pure_twin(name: str):
@@ -611,6 +636,9 @@ cq_scan = _impl.cq_scan
 crc32 = _impl.crc32
 acl_mac = _impl.acl_mac
 acl_pads = _impl.acl_pads
+json_header = _impl.json_header
+json_head = _impl.json_head
+send_header_v2 = _impl.send_header_v2
 # how the compiled twin computes record CRCs: "pclmul" (carry-less multiply folding, chosen at
 # import when the CPU has it and ROCKETMQ_PY_NO_PCLMUL is not 1), "zlib" or "table"
 CRC_IMPL: str = getattr(_impl, "CRC_IMPL", "zlib")

@@ -24,6 +24,8 @@ from typing import Any
 
 import orjson
 
+from common.speedups import json_head as _json_head
+from common.speedups import json_header as _json_header
 from remoting.codes import LanguageCode, SerializeType
 from remoting.command import RemotingCommand
 from remoting.errors import HeaderTextError, LocalProtocolError, RemoteProtocolError
@@ -140,6 +142,12 @@ def _ext_str(v: Any) -> str:
 
 
 def _decode_json(raw: memoryview | bytes) -> RemotingCommand:
+    # the usual header in one compiled call; the general path below for everything else
+    fields = _json_header(raw, _LANG_BY_NAME)
+    if fields is not None:
+        cmd = _new_command(RemotingCommand)
+        cmd.code, cmd.language, cmd.version, cmd.opaque, cmd.flag, cmd.remark, cmd.ext_fields = fields
+        return cmd
     try:
         d = _loads(raw)
     except _JSONDecodeError as e:
@@ -490,7 +498,13 @@ def encode(cmd: RemotingCommand) -> list[bytes | bytearray | memoryview]:
     The body object itself is the second chunk (never copied).
     """
     st = cmd.serialize_type
+    body = cmd.body
     if st == _JSON:
+        # the usual command in one compiled call (prefix and header); the general path for the rest
+        head = _json_head(cmd.code, cmd.language, cmd.version, cmd.opaque, cmd.flag, cmd.remark, cmd.ext_fields,
+                          _LANG_NAMES, (body.nbytes if type(body) is memoryview else len(body)) if body else 0)
+        if head is not None:
+            return [head, body] if body else [head]
         h = _encode_json(cmd)
     elif st == _ROCKETMQ:
         h = _encode_binary(cmd)
@@ -499,7 +513,6 @@ def encode(cmd: RemotingCommand) -> list[bytes | bytearray | memoryview]:
     hlen = len(h)
     if hlen > 0xFFFFFF:
         raise LocalProtocolError(f"header too large: {hlen} bytes")
-    body = cmd.body
     if body:
         blen = body.nbytes if type(body) is memoryview else len(body)
         total = 4 + hlen + blen

@@ -59,7 +59,7 @@ from store.message_store import (
     QueryMessageResult,
 )
 from store.query_message_service import QueryMessageService
-from store.reput_message_service import ArrivingListener, ReputMessageService
+from store.reput_message_service import ArrivalsListener, ArrivingListener, ReputMessageService
 from store.running_flags import RunningFlags
 from store.store_checkpoint import StoreCheckpoint
 from store.store_lock import StoreLock
@@ -103,6 +103,7 @@ class DefaultMessageStore:
         *,
         store_host: tuple[str, int] = ("127.0.0.1", 10911),
         arriving_listener: ArrivingListener | None = None,
+        arrivals_listener: ArrivalsListener | None = None,
         commit_log_factory: CommitLogFactory | None = None,
         reput_factory: ReputFactory | None = None,
         disk_usage: Callable[[str], float] = disk_partition_used_ratio,
@@ -130,13 +131,13 @@ class DefaultMessageStore:
                                                 guard=self.disk_guard.queue_gate)
         self.checkpoint: StoreCheckpoint | None = None
         self.index_service: IndexService | None = None
-        self.arriving_listener = arriving_listener
         self.dispatchers: list[CommitLogDispatcher] = [CommitLogDispatcherBuildConsumeQueue(self.consume_queues.put_message_position_info,
                                                                        self.consume_queues.find_or_create)]
         self.reput: ReputMessageService = (reput_factory or default_reput)(
             self.commit_log,
             self.dispatchers,
             arriving_listener=arriving_listener,
+            arrivals_listener=arrivals_listener,
             notify_arriving=lambda: not self.role.is_slave,
             skip_corrupt=lambda: not self.role.is_slave,
             on_dispatched=self._on_dispatched,

@@ -22,13 +22,26 @@ from store.dispatch import CommitLogDispatcher, DispatchRequest
 if TYPE_CHECKING:
     from store.message_store import CommitLogBackend
 
-__all__ = ["ReputMessageService", "ArrivingListener"]
+__all__ = ["ReputMessageService", "ArrivingListener", "ArrivalsListener", "per_record"]
 
 log = logging.getLogger(__name__)
 
 # (topic, queue_id, next queue offset, tags code, store time, properties): the properties are a
 # Mapping parsed only if the listener reads them
 ArrivingListener = Callable[[str, int, int, int, int, Mapping], None]
+# the records of one dispatched run, in CommitLog order: one call per run, not per record
+ArrivalsListener = Callable[[list[DispatchRequest]], None]
+
+
+def per_record(listener: ArrivingListener) -> ArrivalsListener:
+    """The ArrivalsListener that calls a per-record ``listener`` for each record of a run."""
+
+    def arrivals(run: list[DispatchRequest]) -> None:
+        for req in run:
+            listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code, req.store_timestamp,
+                     req.properties_mapping())
+
+    return arrivals
 
 
 _SIZE = operator.attrgetter("msg_size")
@@ -48,7 +61,8 @@ class ReputMessageService:
 
     ``commit_log`` is the store's :class:`~store.message_store.CommitLogBackend`; its
     ``get_max_offset`` is the upper bound (a DLedger log's: the committed end).
-    ``notify_arriving()`` tells whether to call the listener (master with long polling).
+    ``notify_arriving()`` tells whether to call the listener (master with long polling):
+    ``arrivals_listener`` once per dispatched run, or ``arriving_listener`` once per record.
 
     ``entries_from()`` (DLedger, see store.dledger_commit_log): the offset from which each
     record is the body of a DLedger entry (a 48-byte header; a new leader's empty entries
@@ -62,6 +76,7 @@ class ReputMessageService:
         dispatchers: list[CommitLogDispatcher],
         *,
         arriving_listener: ArrivingListener | None = None,
+        arrivals_listener: ArrivalsListener | None = None,
         notify_arriving: Callable[[], bool] = lambda: True,
         skip_corrupt: Callable[[], bool] = lambda: True,
         on_dispatched: Callable[[DispatchRequest], None] | None = None,
@@ -70,7 +85,9 @@ class ReputMessageService:
     ) -> None:
         self.commit_log = commit_log
         self.dispatchers = dispatchers  # shared: the store may plug dispatchers in after construction
-        self.arriving_listener = arriving_listener
+        if arrivals_listener is None and arriving_listener is not None:
+            arrivals_listener = per_record(arriving_listener)
+        self.arrivals_listener = arrivals_listener
         self._notify_arriving = notify_arriving
         self._skip_corrupt = skip_corrupt
         self._on_dispatched = on_dispatched
@@ -98,7 +115,7 @@ class ReputMessageService:
         count = 0
         dispatchers = tuple(self.dispatchers)
         dispatch_many = [d.dispatch_many for d in dispatchers]
-        listener = self.arriving_listener if self._notify_arriving() else None
+        listener = self.arrivals_listener if self._notify_arriving() else None
         prepared = cl.prepared
         if prepared is None:
             prepared = _NO_PREPARED
@@ -135,9 +152,7 @@ class ReputMessageService:
                         self.reput_from_offset = offset
                         raise
                     if listener is not None:
-                        for req in run:
-                            listener(req.topic, req.queue_id, req.consume_queue_offset + 1, req.tags_code,
-                                     req.store_timestamp, req.properties_mapping())
+                        listener(run)
                     last = run[-1]
                     count += len(run)
                 if self.reput_from_offset == offset:

@@ -244,3 +244,19 @@ def test_arriving_listener_gets_properties_parsed_only_when_read(tmp_path):
         assert dict(props) == string_to_properties(msgs[0].properties_string)
         assert props.get("missing", "d") == "d" and len(props) == 4
     s.shutdown_sync()
+
+
+def test_arrivals_listener_gets_each_run_once_in_order(tmp_path):
+    runs = []
+    s = open_store(_config(tmp_path / "r"), arrivals_listener=lambda run: runs.append(list(run)))
+    batch = MessageExtBatch(topic="T1", queue_id=1, body=encode_batch_body(
+        [BatchEntry(body=b"b%d" % i, properties={"TAGS": "t"}) for i in range(4)]))
+    _put_all(s, [make_msg("T0", 0, b"x", tags="a") for _ in range(3)] + [batch])
+    s.dispatch_pending()
+    assert len(runs) == 1  # one call for everything readable, not one per record
+    assert [(r.topic, r.queue_id, r.consume_queue_offset) for r in runs[0]] == \
+        [("T0", 0, 0), ("T0", 0, 1), ("T0", 0, 2), ("T1", 1, 0), ("T1", 1, 1), ("T1", 1, 2), ("T1", 1, 3)]
+    _put_all(s, [make_msg("T0", 0, b"y")])
+    s.dispatch_pending()
+    assert len(runs) == 2 and [(r.topic, r.consume_queue_offset) for r in runs[1]] == [("T0", 3)]
+    s.shutdown_sync()
