@@ -8,7 +8,7 @@ COMPILE = $(PY) -m compileall -q common remoting dledger store broker namesrv cl
 
 .PHONY: run test test-pure lint bench clean
 
-$(STAMP): pyproject.toml setup.py common/_speedups.c common/_fsync_worker.c
+$(STAMP): pyproject.toml setup.py $(wildcard common/*.c)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
