@@ -55,6 +55,14 @@ from dledger.protocol import (
 from dledger.protocol import (
     DLedgerResponseCode as C,
 )
+from dledger.push_codec import (
+    BINARY_EXT,
+    decode_push_request,
+    decode_push_response,
+    encode_entries,
+    encode_push_request,
+    encode_push_response,
+)
 from dledger.storage import AppendHook, MemoryStorage, Storage
 from remoting import fastjson
 from remoting.client import RemotingClient
@@ -69,6 +77,7 @@ log = logging.getLogger("dledger")
 
 _RPC_TIMEOUT_S = 3.0
 _CLEAN_INTERVAL_S = 10.0
+_PUSHED_MAX = 256  # encoded binary pushes kept for the other followers
 _CARRY_ENTRIES = (PushType.APPEND, PushType.TRUNCATE)
 _PEER_CODES = (RequestCode.VOTE, RequestCode.HEART_BEAT, RequestCode.PUSH, RequestCode.LEADERSHIP_TRANSFER)
 
@@ -120,7 +129,13 @@ class DLedgerServer:
         self._server: RemotingServer | None = None
         self._client: RemotingClient | None = None
         self._ticker: asyncio.Task | None = None
-        self._inbound: dict[int, tuple[Connection, RemotingCommand]] = {}
+        # rid -> (connection, request, answer in the binary PUSH form)
+        self._inbound: dict[int, tuple[Connection, RemotingCommand, bool]] = {}
+        # peers whose PUSH answers carry the binary mark: they get binary pushes (dledger/push_codec.py)
+        self._binary_peers: set[str] = set()
+        self._binary = config.enableBinaryPush
+        # entries of recent binary pushes by first index, encoded once for all followers that get them
+        self._pushed: dict[int, tuple[DLedgerEntry, DLedgerEntry, bytes]] = {}
         self._inbound_rid = 0
         self._appends: dict[int, asyncio.Future] = {}
         self._transfers: dict[int, asyncio.Future] = {}
@@ -212,6 +227,11 @@ class DLedgerServer:
     @property
     def committed_pos(self) -> int:
         return self.core.committed_pos
+
+    @property
+    def binary_peers(self) -> frozenset[str]:
+        """Peers this member pushes to in the binary form (they answered a PUSH with its mark)."""
+        return frozenset(self._binary_peers)
 
     @property
     def storage(self) -> Storage:
@@ -421,9 +441,14 @@ class DLedgerServer:
         addr = self.peers.get(m.to)
         if addr is None:
             return
-        cmd = RemotingCommand.request(int(m.CODE), body=m.encode())
+        push = m.CODE is RequestCode.PUSH
+        binary = push and m.to in self._binary_peers
+        if binary:
+            cmd = RemotingCommand.request(int(m.CODE), {BINARY_EXT: "1"}, self._binary_push_body(m))
+        else:
+            cmd = RemotingCommand.request(int(m.CODE), body=m.encode())
         # pushes that carry entries are timed (replicate latency); compares and commits are not
-        t0 = time.perf_counter() if m.CODE is RequestCode.PUSH and m.type in _CARRY_ENTRIES else 0.0
+        t0 = time.perf_counter() if push and m.type in _CARRY_ENTRIES else 0.0
 
         def done(resp: RemotingCommand | None, exc: BaseException | None, m=m) -> None:
             if self.core is None or self._ticker is None:
@@ -432,8 +457,20 @@ class DLedgerServer:
                 self.timings.observe_replicate(m.to, (time.perf_counter() - t0) * 1000.0)
             reply = None
             if resp is not None and resp.code == 200 and resp.body:
+                marked = push and self._binary and resp.ext_fields is not None \
+                    and resp.ext_fields.get(BINARY_EXT) == "1"
+                if push:
+                    # the peer's answers tell whether it speaks the binary form (any answer without the
+                    # mark, e.g. a Java member's, or one that could not read a binary push: JSON again)
+                    if marked:
+                        self._binary_peers.add(m.to)
+                    else:
+                        self._binary_peers.discard(m.to)
                 try:
-                    reply = message_from_json(int(m.CODE), True, fastjson.loads(resp.body))
+                    if binary and marked:
+                        reply = decode_push_response(resp.body)
+                    else:
+                        reply = message_from_json(int(m.CODE), True, fastjson.loads(resp.body))
                 except (ValueError, TypeError, DLedgerError) as e:
                     log.warning("bad %s response from %s: %s", m.CODE.name, m.to, e)
             if reply is None:
@@ -444,6 +481,21 @@ class DLedgerServer:
             self._schedule_ready()
 
         self._client.invoke_async(addr, cmd, _RPC_TIMEOUT_S, done)
+
+    def _binary_push_body(self, m: Message) -> bytes:
+        """The binary form of PUSH ``m``; its entries encoded once for all followers that get them."""
+        entries = m.batch_entry or ([m.entry] if m.entry is not None else [])
+        if not entries:
+            return encode_push_request(m, b"")
+        first, last = entries[0], entries[-1]
+        got = self._pushed.get(first.index)
+        if got is not None and got[0] is first and got[1] is last:
+            return encode_push_request(m, got[2])
+        if len(self._pushed) >= _PUSHED_MAX:
+            self._pushed.clear()
+        data = encode_entries(entries)
+        self._pushed[first.index] = (first, last, data)
+        return encode_push_request(m, data)
 
     @staticmethod
     def _network_error(m: Message) -> Message:
@@ -458,15 +510,20 @@ class DLedgerServer:
 
     # ------------------------------------------------------------------ RPC in
     def _on_peer_request(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | None:
+        ext = req.ext_fields
+        binary = self._binary and ext is not None and req.code == RequestCode.PUSH and ext.get(BINARY_EXT) == "1"
         try:
-            msg = message_from_json(req.code, False, fastjson.loads(req.body or b"{}"))
+            if binary:
+                msg = decode_push_request(req.body or b"")
+            else:
+                msg = message_from_json(req.code, False, fastjson.loads(req.body or b"{}"))
         except (ValueError, TypeError, KeyError, DLedgerError) as e:
             return req.response_to(
                 200, body=fastjson.dumps({"code": int(C.UNEXPECTED_ARGUMENT)}), remark=str(e)
             )
         self._inbound_rid += 1
         rid = self._inbound_rid
-        self._inbound[rid] = (conn, req)
+        self._inbound[rid] = (conn, req, binary)
         msg.frm = msg.local_id or ""
         msg.to = self.config.selfId
         msg.rid = rid
@@ -478,8 +535,14 @@ class DLedgerServer:
         item = self._inbound.pop(m.rid, None)
         if item is None:
             return
-        conn, req = item
-        conn.send_response(req.response_to(200, body=m.encode()))
+        conn, req, binary = item
+        if binary:
+            conn.send_response(req.response_to(200, None, {BINARY_EXT: "1"}, encode_push_response(m)))
+        elif self._binary and req.code == RequestCode.PUSH:
+            # a JSON PUSH answered with the mark: the leader may push in the binary form from now on
+            conn.send_response(req.response_to(200, None, {BINARY_EXT: "1"}, m.encode()))
+        else:
+            conn.send_response(req.response_to(200, body=m.encode()))
 
     def _on_append_request(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | None:
         """A DLedger client's APPEND, answered once committed: AppendEntryRequest (``body``, base64)
