@@ -41,6 +41,7 @@ def dledger_config_from_store(sc: MessageStoreConfig, legacy_files: bool = False
     c.mappedFileSizeForEntryData = sc.mappedFileSizeCommitLog
     c.preferredLeaderIds = sc.preferredLeaderId or ""
     c.enableBatchPush = sc.enableBatchPush
+    c.maxBatchPushSize = sc.maxBatchPushSize
     c.heartBeatTimeIntervalMs = sc.heartBeatTimeIntervalMs
     c.maxHeartBeatLeak = sc.maxHeartBeatLeak
     c.minVoteIntervalMs = sc.minVoteIntervalMs
