@@ -12,7 +12,7 @@ Public API::
     server = DLedgerServer(config, on_role_change=cb, on_committed=hook, async_flush=True)
     await server.start()
     index, pos = await server.append(b"...")      # completes once committed
-    e = server.core.propose(b"..."); await server.wait_committed(e.index)  # the same, in two steps
+    e = server.core.propose(b"...", track=False); await server.wait_committed(e)  # the same, in two steps
     # peers: VOTE, HEART_BEAT, PUSH, LEADERSHIP_TRANSFER; clients: APPEND (body or batchMsgs),
     # GET, METADATA; PULL answers UNSUPPORTED (not served by DLedger either)
     code = await server.transfer_leadership("n2")
@@ -85,6 +85,8 @@ _PEER_CODES = (RequestCode.VOTE, RequestCode.HEART_BEAT, RequestCode.PUSH, Reque
 class DLedgerServer:
     """One DLedger member on an asyncio loop.
 
+    ``on_commit_index(index)`` is told the new committed index when it moves, without the list
+    of entries ``on_committed`` gets (building it reads every committed entry back).
     ``on_role_change(role, term, leader_id)`` and ``on_committed(entries)`` may be
     plain functions or coroutines (coroutines run as tasks, in order of calls).
     ``storage`` defaults to the mmap file store under ``config.default_path()``
@@ -105,6 +107,7 @@ class DLedgerServer:
         storage: Storage | None = None,
         on_role_change: Callable[[Role, int, str | None], Any] | None = None,
         on_committed: Callable[[list[DLedgerEntry]], Any] | None = None,
+        on_commit_index: Callable[[int], None] | None = None,
         metadata_extra: Callable[[], dict] | None = None,
         rng: random.Random | None = None,
         noop_on_election: bool = True,
@@ -122,6 +125,7 @@ class DLedgerServer:
         self._flusher: asyncio.Task | None = None
         self.on_role_change = on_role_change
         self.on_committed = on_committed
+        self.on_commit_index = on_commit_index
         self.metadata_extra = metadata_extra  # fields the caller adds to METADATA answers
         self._rng = rng
         self._noop = noop_on_election
@@ -159,6 +163,7 @@ class DLedgerServer:
         self.core = DLedgerCore(
             cfg, self._storage, hard_state=hard_state, rng=self._rng, noop_on_election=self._noop
         )
+        self.core.collect_committed = self.on_committed is not None
         host, _, port = self.peers[cfg.selfId].rpartition(":")
         self._server = RemotingServer(host, int(port), name=f"dledger-{cfg.selfId}", tls=self.tls)
         for code in _PEER_CODES:
@@ -253,14 +258,15 @@ class DLedgerServer:
         self.timings.append.observe((time.perf_counter() - t0) * 1000.0)
         return result
 
-    async def wait_committed(self, index: int) -> tuple[int, int]:
-        """Wait for the outcome of the entry this leader proposed at ``index`` (``core.propose`` in
-        the same loop turn): (index, pos) once committed, DLedgerError(code) as :meth:`append`.
-        Committing an entry commits every earlier one of the term, so a caller that proposed
-        several entries waits for the last only."""
+    async def wait_committed(self, entry: DLedgerEntry) -> tuple[int, int]:
+        """Wait for the outcome of ``entry``, which this leader proposed (``core.propose`` in the same
+        loop turn, with or without ``track``): (index, pos) once committed, DLedgerError(code) as
+        :meth:`append`. Committing an entry commits every earlier one of the term, so a caller that
+        proposed several entries (``track=False``) waits for the last only."""
         t0 = time.perf_counter()
+        self.core.track(entry)
         fut = asyncio.get_running_loop().create_future()
-        self._appends[index] = fut
+        self._appends[entry.index] = fut
         self._schedule_ready()
         result = await fut
         self.timings.append.observe((time.perf_counter() - t0) * 1000.0)
@@ -404,6 +410,8 @@ class DLedgerServer:
                 self._call_hook(self.on_role_change, rc.role, rc.term, rc.leader_id)
         if rd.committed_entries and self.on_committed is not None:
             self._call_hook(self.on_committed, rd.committed_entries)
+        if self.on_commit_index is not None and rd.committed_index > self.core.applied_index:
+            self.on_commit_index(rd.committed_index)
         for r in rd.append_results:
             fut = self._appends.pop(r.index, None)
             if fut is not None and not fut.done():
@@ -574,8 +582,9 @@ class DLedgerServer:
         try:
             if len(bodies) > 1 and core.pusher.pending_count() + len(bodies) > self.config.maxPendingRequestsNum:
                 raise DLedgerError(C.LEADER_PENDING_FULL, "too many appends waiting for quorum")
-            for data in bodies:
-                entry = core.propose(data)
+            last = len(bodies) - 1
+            for k, data in enumerate(bodies):
+                entry = core.propose(data, track=k == last)  # the answer carries the last entry's outcome
         except DLedgerError as e:
             # nothing of the batch was appended unless the leadership changed meanwhile (impossible
             # within this synchronous loop) or the disk filled: either way the client retries
