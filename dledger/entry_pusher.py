@@ -310,6 +310,15 @@ class EntryHandler:
 
     def _apply(self, req: PushEntryRequest, entries: list[DLedgerEntry]) -> None:
         """Store an APPEND push that starts at or below ``validated + 1`` and answer it."""
+        ctx = self.ctx
+        if len(entries) > 1 and entries[0].index == self.validated + 1 == ctx.storage.ledger_end_index + 1:
+            # the usual case (a batch that extends the log): stored in one go when the store can
+            stored = ctx.storage.append_run(entries)
+            if stored is not None:
+                ctx.written.extend(stored)
+                self.validated = stored[-1].index
+                self._settle(req, True)
+                return
         ok = True
         try:
             for e in entries:
