@@ -14,16 +14,17 @@ not speak it) makes the leader go back to JSON for that peer.
 
 Request (big-endian)::
 
-    u8 version | i64 term | i64 commitIndex | i32 code | u8 type | 4 x str (group,
+    u8 version | i64 term | i64 commitIndex | i32 code | u8 type | 4 texts (group,
     remoteId, localId, leaderId) | u8 form (0 none, 1 entry, 2 batchEntry) | i32 count |
     count entries, each 48-byte header + body as in a data file
 
 Response::
 
     u8 version | i32 code | i64 term | u8 has index | i64 index | i64 beginIndex |
-    i64 endIndex | i32 count | 4 x str
+    i64 endIndex | i32 count | 4 texts
 
-A str is u16 length + UTF-8, length 0xFFFF for null. ValueError for anything malformed.
+The 4 texts are one block: u16 block length, then each text as u16 length + UTF-8 (length
+0xFFFF for null). ValueError for anything malformed.
 """
 
 from __future__ import annotations
@@ -59,10 +60,11 @@ _TYPE_OF = {v: k for k, v in _TYPE_CODE.items()}
 _FORM_NONE, _FORM_ENTRY, _FORM_BATCH = 0, 1, 2
 
 
-# the four text fields are the same in every push of a term: encoded and decoded once (bounded memos)
+# the four text fields are the same in every push of a term: one length-prefixed block, encoded and
+# decoded once (bounded memos)
 _MEMO_MAX = 64
 _strs_memo: dict[tuple, bytes] = {}
-_read_memo: dict[bytes, tuple[list[str | None], int]] = {}
+_read_memo: dict[bytes, tuple[str | None, ...]] = {}
 
 
 def _strs(*values: str | None) -> bytes:
@@ -70,60 +72,60 @@ def _strs(*values: str | None) -> bytes:
     if got is None:
         if len(_strs_memo) >= _MEMO_MAX:
             _strs_memo.clear()
-        got = _strs_memo[values] = _encode_strs(values)
+        block = bytearray()
+        for v in values:
+            if v is None:
+                block += _U16.pack(_NULL)
+            else:
+                b = v.encode()
+                if len(b) >= _NULL:
+                    raise ValueError("a PUSH text field is longer than 65534 bytes")
+                block += _U16.pack(len(b))
+                block += b
+        if len(block) >= _NULL:
+            raise ValueError("the PUSH text fields are longer than 65534 bytes")
+        got = _strs_memo[values] = _U16.pack(len(block)) + bytes(block)
     return got
 
 
-def _encode_strs(values: tuple[str | None, ...]) -> bytes:
-    out = bytearray()
-    for v in values:
-        if v is None:
-            out += _U16.pack(_NULL)
-        else:
-            b = v.encode()
-            if len(b) >= _NULL:
-                raise ValueError("a PUSH text field is longer than 65534 bytes")
-            out += _U16.pack(len(b))
-            out += b
-    return bytes(out)
-
-
-def _read_strs(mv: memoryview, p: int, n: int) -> tuple[list[str | None], int]:
-    """``n`` text fields from ``p``: (values, position after them)."""
-    end = len(mv)
-    q = p
-    for _ in range(n):  # the fields' extent first, to look them up
-        if q + 2 > end:
-            raise ValueError("truncated PUSH text field")
-        (ln,) = _U16.unpack_from(mv, q)
-        q += 2 if ln == _NULL else 2 + ln
-    if q > end:
-        raise ValueError("truncated PUSH text field")
-    key = bytes(mv[p:q])
+def _read_strs(mv: memoryview, p: int, n: int) -> tuple[tuple[str | None, ...], int]:
+    """The block of ``n`` text fields at ``p``: (values, position after it)."""
+    if p + 2 > len(mv):
+        raise ValueError("truncated PUSH text fields")
+    (ln,) = _U16.unpack_from(mv, p)
+    p += 2
+    end = p + ln
+    if end > len(mv):
+        raise ValueError("truncated PUSH text fields")
+    key = bytes(mv[p:end])
     got = _read_memo.get(key)
     if got is None:
+        got = _decode_strs(key, n)
         if len(_read_memo) >= _MEMO_MAX:
             _read_memo.clear()
-        got = _read_memo[key] = (_decode_strs(mv, p, n)[0], q - p)
-    return list(got[0]), p + got[1]
+        _read_memo[key] = got
+    return got, end
 
 
-def _decode_strs(mv: memoryview, p: int, n: int) -> tuple[list[str | None], int]:
+def _decode_strs(block: bytes, n: int) -> tuple[str | None, ...]:
     out: list[str | None] = []
-    end = len(mv)
+    p = 0
+    end = len(block)
     for _ in range(n):
         if p + 2 > end:
             raise ValueError("truncated PUSH text field")
-        (ln,) = _U16.unpack_from(mv, p)
+        (ln,) = _U16.unpack_from(block, p)
         p += 2
         if ln == _NULL:
             out.append(None)
             continue
         if p + ln > end:
             raise ValueError("truncated PUSH text field")
-        out.append(str(mv[p : p + ln], "utf-8"))
+        out.append(str(block[p : p + ln], "utf-8"))
         p += ln
-    return out, p
+    if p != end:
+        raise ValueError("bytes after the PUSH text fields")
+    return tuple(out)
 
 
 def encode_entries(entries: list[DLedgerEntry]) -> bytes:

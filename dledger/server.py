@@ -452,7 +452,8 @@ class DLedgerServer:
         push = m.CODE is RequestCode.PUSH
         binary = push and m.to in self._binary_peers
         if binary:
-            cmd = RemotingCommand.request(int(m.CODE), {BINARY_EXT: "1"}, self._binary_push_body(m))
+            cmd = RemotingCommand.request(int(m.CODE), body=self._binary_push_body(m))
+            cmd.ext_fields = {BINARY_EXT: "1"}  # set directly: the header's generic copy costs more
         else:
             cmd = RemotingCommand.request(int(m.CODE), body=m.encode())
         # pushes that carry entries are timed (replicate latency); compares and commits are not
@@ -545,10 +546,14 @@ class DLedgerServer:
             return
         conn, req, binary = item
         if binary:
-            conn.send_response(req.response_to(200, None, {BINARY_EXT: "1"}, encode_push_response(m)))
+            resp = req.response_to(200, body=encode_push_response(m))
+            resp.ext_fields = {BINARY_EXT: "1"}
+            conn.send_response(resp)
         elif self._binary and req.code == RequestCode.PUSH:
             # a JSON PUSH answered with the mark: the leader may push in the binary form from now on
-            conn.send_response(req.response_to(200, None, {BINARY_EXT: "1"}, m.encode()))
+            resp = req.response_to(200, body=m.encode())
+            resp.ext_fields = {BINARY_EXT: "1"}
+            conn.send_response(resp)
         else:
             conn.send_response(req.response_to(200, body=m.encode()))
 
