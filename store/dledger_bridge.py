@@ -42,6 +42,7 @@ def dledger_config_from_store(sc: MessageStoreConfig, legacy_files: bool = False
     c.preferredLeaderIds = sc.preferredLeaderId or ""
     c.enableBatchPush = sc.enableBatchPush
     c.maxBatchPushSize = sc.maxBatchPushSize
+    c.enableBinaryPush = sc.enableBinaryPush
     c.heartBeatTimeIntervalMs = sc.heartBeatTimeIntervalMs
     c.maxHeartBeatLeak = sc.maxHeartBeatLeak
     c.minVoteIntervalMs = sc.minVoteIntervalMs

@@ -10,13 +10,13 @@ from store.dledger_bridge import dledger_config_from_store
 def test_batch_push_keys_reach_dledger():
     sc = MessageStoreConfig()
     c = dledger_config_from_store(sc)
-    assert (c.enableBatchPush, c.maxBatchPushSize) == (False, 4096)  # DLedger's defaults
-    apply_properties(sc, parse_properties("enableBatchPush=true\nmaxBatchPushSize=65536\n"))
+    assert (c.enableBatchPush, c.maxBatchPushSize, c.enableBinaryPush) == (False, 4096, True)  # DLedger's sizes
+    apply_properties(sc, parse_properties("enableBatchPush=true\nmaxBatchPushSize=65536\nenableBinaryPush=false\n"))
     c = dledger_config_from_store(sc)
-    assert (c.enableBatchPush, c.maxBatchPushSize) == (True, 65536)
+    assert (c.enableBatchPush, c.maxBatchPushSize, c.enableBinaryPush) == (True, 65536, False)
 
 
-def test_max_batch_push_size_is_not_changed_over_the_wire():
+def test_push_keys_are_not_changed_over_the_wire():
     sc = MessageStoreConfig()
-    update_from_wire(sc, {"maxBatchPushSize": "1"})
-    assert sc.maxBatchPushSize == 4096
+    update_from_wire(sc, {"maxBatchPushSize": "1", "enableBinaryPush": "false"})
+    assert (sc.maxBatchPushSize, sc.enableBinaryPush) == (4096, True)
