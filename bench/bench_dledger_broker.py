@@ -13,6 +13,7 @@ Bounded in time and count. Usage::
 
     .venv/bin/python bench/bench_dledger_broker.py [--seconds 5] [--senders 64] [--procs 4]
         [--body 1024] [--kills 20] [--failover-modes kill,pause] [--dledger-timing] [--batch-push]
+        [--batch-push-size BYTES]
         [--profile DIR [--profile-clock cpu|wall]] [--skip-tps] [--skip-failover] [--skip-single]
 """
 
@@ -383,6 +384,8 @@ def main() -> None:
     ap.add_argument("--dledger-timing", action="store_true",
                     help="DLedger's own timing (2000 ms x 3 heartbeats, 300-1000 ms votes, no pre-vote) for an A/B")
     ap.add_argument("--batch-push", action="store_true", help="enableBatchPush=true on the DLedger nodes")
+    ap.add_argument("--batch-push-size", type=int, metavar="BYTES",
+                    help="maxBatchPushSize of the DLedger nodes (DLedger's default 4096); implies --batch-push")
     ap.add_argument("--profile", metavar="DIR", help="throughput runs: every broker under cProfile, stats in DIR")
     ap.add_argument("--profile-clock", choices=("cpu", "wall"), default="cpu",
                     help="cProfile's clock: the main thread's CPU time (default) or wall time")
@@ -390,13 +393,18 @@ def main() -> None:
     ap.add_argument("--skip-failover", action="store_true")
     ap.add_argument("--skip-single", action="store_true", help="throughput: only the DLedger group, not the baseline")
     args = ap.parse_args()
+    push_extra: dict = {}
+    if args.batch_push or args.batch_push_size:
+        push_extra["enableBatchPush"] = "true"
+    if args.batch_push_size:
+        push_extra["maxBatchPushSize"] = args.batch_push_size
     print(f"cpus {os.cpu_count()}, body {args.body} B, {args.senders} senders over {args.procs} client processes",
           flush=True)
     if not args.skip_tps:
         runs = ((True, "three DLedger nodes (replicated)"), (False, "single broker (ASYNC_FLUSH)"))
         for dledger, label in runs[:1] if args.skip_single else runs:
             root = tempfile.mkdtemp(prefix="bench-dledger-")
-            cl = Cluster(root, dledger=dledger, extra={"enableBatchPush": "true"} if args.batch_push else None,
+            cl = Cluster(root, dledger=dledger, extra=push_extra or None,
                          profile_dir=args.profile, profile_clock=args.profile_clock)
             try:
                 cl.start()
@@ -414,7 +422,7 @@ def main() -> None:
                         print(f"--- node {i} ({role}, {args.profile_clock} clock)\n{profile_report(prof, cl.stored)}",
                               flush=True)
     if not args.skip_failover and args.kills > 0:
-        extra = {"enableBatchPush": "true"} if args.batch_push else {}
+        extra = dict(push_extra)
         if args.dledger_timing:
             extra |= {"heartBeatTimeIntervalMs": 2000, "maxHeartBeatLeak": 3, "minVoteIntervalMs": 300,
                       "maxVoteIntervalMs": 1000, "enablePreVote": "false"}

@@ -69,6 +69,9 @@ class DLedgerConfig:
     # (check-quorum), so a cut-off leader stops taking writes.
     enablePreVote: bool = cfg(True, wire=False)
     enableCheckQuorum: bool = cfg(True, wire=False)
+    # Not a DLedger key: PUSH bodies between two members of this implementation in a binary form
+    # (dledger/push_codec.py, negotiated per peer; Java DLedger members always get JSON). Off: JSON only.
+    enableBinaryPush: bool = cfg(True, wire=False)
     # Not a DLedger key: the length of one core tick (DLedger's state maintainer loops every 10 ms).
     tickIntervalMs: int = cfg(10, wire=False)
 

@@ -97,6 +97,8 @@ class DLedgerCore:
         self._applied = ms.committed_index if applied_index is None else applied_index
         self._persisted_hard_state: HardState = hard_state
         self._committed_pos_cache: tuple[int, int] = (-2, -1)
+        #: False: Ready.committed_entries stays empty (a driver that reads what it applies itself)
+        self.collect_committed = True
         #: set by the driver from its disk check: new appends then fail with DISK_FULL
         self.disk_full = False
 
@@ -149,12 +151,13 @@ class DLedgerCore:
         extra = {"vote_result": VoteResult.UNKNOWN} if cls is VoteResponse else {}
         return msg.reply(cls, code=int(code), term=ms.curr_term, leader_id=ms.leader_id, **extra)
 
-    def propose(self, body: bytes, hook: AppendHook | None = None) -> DLedgerEntry:
+    def propose(self, body: bytes, hook: AppendHook | None = None, *, track: bool = True) -> DLedgerEntry:
         """Leader: append ``body`` as the next entry and start replicating it.
 
         Returns the stored entry (its ``index`` and ``pos`` are final); an
         AppendResult for that index appears in a later Ready (SUCCESS once
-        committed). Raises DLedgerError(NOT_LEADER / LEADER_TRANSFERRING /
+        committed) unless ``track`` is False (a caller that waits for a later
+        entry of the same term: committing that one commits this one). Raises DLedgerError(NOT_LEADER / LEADER_TRANSFERRING /
         LEADER_PENDING_FULL / ...) when the append cannot start. ``hook(pos, body)``
         patches the body once its position is known (DLedger's AppendHook).
         """
@@ -168,13 +171,18 @@ class DLedgerCore:
         if self.pusher.pending_count() >= self.config.maxPendingRequestsNum:
             raise DLedgerError(C.LEADER_PENDING_FULL, "too many appends waiting for quorum")
         # the storage keeps its own copy of the body (taken once there)
-        return self._append_as_leader(body, hook)
+        return self._append_as_leader(body, hook, track)
 
-    def _append_as_leader(self, body: bytes, hook: AppendHook | None = None) -> DLedgerEntry:
+    def track(self, entry: DLedgerEntry) -> None:
+        """Report an AppendResult for ``entry`` after all (the leader proposed it with ``track=False``
+        in this term): a caller that proposed several entries waits for the last one only."""
+        self.pusher.track(entry)
+
+    def _append_as_leader(self, body: bytes, hook: AppendHook | None = None, track: bool = True) -> DLedgerEntry:
         ms = self.member_state
         entry = self.storage.append(ms.ledger_end_index + 1, ms.curr_term, body, hook=hook)
         self.ctx.written.append(entry)
-        self.pusher.on_appended(entry)
+        self.pusher.on_appended(entry, track)
         return entry
 
     def forbid_leadership(self) -> None:
@@ -217,7 +225,7 @@ class DLedgerCore:
         committed = [
             self.storage.get(i)
             for i in range(max(self._applied + 1, ms.ledger_begin_index), ms.committed_index + 1)
-        ]
+        ] if self.collect_committed else []
         rd = Ready(
             hard_state=hs,
             must_sync=bool(ctx.written) or ctx.must_sync,
@@ -241,6 +249,8 @@ class DLedgerCore:
             self._persisted_hard_state = rd.hard_state
         if rd.committed_entries:
             self._applied = max(self._applied, rd.committed_entries[-1].index)
+        elif not self.collect_committed:
+            self._applied = max(self._applied, rd.committed_index)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -271,6 +281,11 @@ class DLedgerCore:
             e = self.storage.get(ci)
             self._committed_pos_cache = (ci, e.pos + e.size if e is not None else -1)
         return self._committed_pos_cache[1]
+
+    @property
+    def applied_index(self) -> int:
+        """The last committed index the driver was handed (advanced by :meth:`advance`)."""
+        return self._applied
 
     @property
     def now(self) -> int:

@@ -33,6 +33,7 @@ from dledger.protocol import (
 __all__ = ["EntryPusher", "EntryDispatcher", "QuorumAckChecker", "EntryHandler", "MAX_PENDING_PUSHES"]
 
 MAX_PENDING_PUSHES = 1000  # DLedger's in-flight APPEND window per follower
+_SUCCESS = int(C.SUCCESS)
 # DLedger's fixed delays (3 s compare/truncate RPC, 500 ms retry, 1 s idle COMMIT push,
 # 1 s follower push timeout) scale with maxPushTimeOutMs here; its default 1000 gives
 # exactly DLedger's values, and tests can run a fast cluster by lowering one key.
@@ -66,15 +67,15 @@ class QuorumAckChecker:
     def __init__(self, ctx: CoreContext):
         self.ctx = ctx
         self.water_marks: dict[str, int] = {}
-        # index -> deadline tick, in index order; an OrderedDict because it is consumed from the
-        # front (a plain dict's first key is found by scanning the holes of earlier removals)
-        self.pending_appends: OrderedDict[int, int] = OrderedDict()
+        # index -> (deadline tick, entry) of the proposals that want an AppendResult, in index order;
+        # an OrderedDict because it is consumed from the front (a plain dict's first key is found by
+        # scanning the holes of earlier removals)
+        self.pending_appends: OrderedDict[int, tuple[int, DLedgerEntry]] = OrderedDict()
 
     def reset(self, leader: bool) -> None:
         ms = self.ctx.ms
         for index in sorted(self.pending_appends):
-            e = self.ctx.storage.get(index)
-            pos = e.pos if e is not None else -1
+            pos = self.pending_appends[index][1].pos
             self.ctx.append_results.append(AppendResult(index, int(C.TERM_CHANGED), -1, pos))
         self.pending_appends.clear()
         self.water_marks = {p: -1 for p in ms.peer_map}
@@ -100,26 +101,23 @@ class QuorumAckChecker:
         # pending_appends is filled in index order (and deadline order): complete from the front.
         pending = self.pending_appends
         committed = ms.committed_index
+        results = self.ctx.append_results
         while pending:
             i = next(iter(pending))
             if i > committed:
                 break
-            del pending[i]
-            e = self.ctx.storage.get(i)
-            self.ctx.append_results.append(AppendResult(i, int(C.SUCCESS), e.term, e.pos))
+            e = pending.pop(i)[1]
+            results.append(AppendResult(i, _SUCCESS, e.term, e.pos))
 
     def expire(self) -> None:
         now = self.ctx.now
         pending = self.pending_appends
         while pending:
-            i, dl = next(iter(pending.items()))
+            i, (dl, e) = next(iter(pending.items()))
             if dl > now:
                 break
             del pending[i]
-            e = self.ctx.storage.get(i)
-            self.ctx.append_results.append(
-                AppendResult(i, int(C.WAIT_QUORUM_ACK_TIMEOUT), e.term if e else -1, e.pos if e else -1)
-            )
+            self.ctx.append_results.append(AppendResult(i, int(C.WAIT_QUORUM_ACK_TIMEOUT), e.term, e.pos))
 
 
 def set_committed(ctx: CoreContext, index: int) -> None:
@@ -312,6 +310,15 @@ class EntryHandler:
 
     def _apply(self, req: PushEntryRequest, entries: list[DLedgerEntry]) -> None:
         """Store an APPEND push that starts at or below ``validated + 1`` and answer it."""
+        ctx = self.ctx
+        if len(entries) > 1 and entries[0].index == self.validated + 1 == ctx.storage.ledger_end_index + 1:
+            # the usual case (a batch that extends the log): stored in one go when the store can
+            stored = ctx.storage.append_run(entries)
+            if stored is not None:
+                ctx.written.extend(stored)
+                self.validated = stored[-1].index
+                self._settle(req, True)
+                return
         ok = True
         try:
             for e in entries:
@@ -371,16 +378,33 @@ class EntryPusher:
         return ms.ledger_end_index - self.checker.water_marks.get(peer, -1)
 
     # ------------------------------------------------------------------ leader write path
-    def on_appended(self, entry: DLedgerEntry) -> None:
-        """A leader append: own water mark, a waiting proposal, pushes."""
+    def on_appended(self, entry: DLedgerEntry, track: bool = True) -> None:
+        """A leader append: own water mark, a waiting proposal (``track``: it wants an AppendResult), pushes."""
         ctx = self.ctx
         self.checker.update_peer(ctx.ms.self_id, entry.index)
-        self.checker.pending_appends[entry.index] = ctx.now + self._ack_wait
+        if track:
+            self.checker.pending_appends[entry.index] = (ctx.now + self._ack_wait, entry)
         # Pushes go out when the driver takes the next Ready (flush_pushes), so every entry
         # appended in between travels in the same push round (one batch with enableBatchPush);
         # the quorum check runs there too, once for all of them (only a one-member group can
         # commit on its own append).
         self.pump_due = self.check_due = True
+
+    def track(self, entry: DLedgerEntry) -> None:
+        """An AppendResult for ``entry`` after all (proposed with ``track=False`` in this term)."""
+        ms = self.ctx.ms
+        checker = self.checker
+        pending = checker.pending_appends
+        index = entry.index
+        if not ms.is_leader() or index in pending:
+            return
+        if index <= ms.committed_index:
+            self.ctx.append_results.append(AppendResult(index, _SUCCESS, entry.term, entry.pos))
+            return
+        later = bool(pending) and next(reversed(pending)) > index
+        pending[index] = (self.ctx.now + self._ack_wait, entry)
+        if later:  # rare (the usual caller tracks the entry it just proposed): keep the index order
+            checker.pending_appends = OrderedDict(sorted(pending.items()))
 
     def flush_pushes(self) -> None:
         """Count the acknowledgements and send what became pushable since the last call
@@ -398,7 +422,10 @@ class EntryPusher:
         return self.pump_due or self.check_due
 
     def pending_count(self) -> int:
-        return len(self.checker.pending_appends)
+        """Appends waiting for the quorum: the proposals waiting for a result, or the entries not yet
+        committed when more (proposals that want no result are counted too)."""
+        ms = self.ctx.ms
+        return max(len(self.checker.pending_appends), ms.ledger_end_index - ms.committed_index)
 
     # ------------------------------------------------------------------ dispatchers
     def _to_compare(self, d: EntryDispatcher) -> None:

@@ -208,6 +208,54 @@ class DLedgerMmapFileStore:
         self._end, self._end_term = index, term
         return entry
 
+    def append_run(self, entries: list[DLedgerEntry]) -> list[DLedgerEntry] | None:
+        """A follower's pushed entries stored together, byte for byte as :meth:`append` stores them one
+        by one (the pushed objects become the stored entries); None, with nothing written, unless the
+        usual case: they follow the log's end in index and position, in the current data file and
+        the reserved part of the current index file, as :meth:`append` writes them."""
+        files = self.data.mapped_files
+        ifiles = self.index.mapped_files
+        if len(entries) < 2 or not files or not ifiles:
+            return None
+        mf, imf = files[-1], ifiles[-1]
+        first, last = entries[0], entries[-1]
+        wp = mf.wrote_position
+        irel = first.index * INDEX_UNIT_SIZE - imf.file_from_offset
+        total = last.pos + BODY_OFFSET + len(last.body) - first.pos
+        if (first.index != self._end + 1 or first.pos != mf.file_from_offset + wp or irel != imf.wrote_position
+                or wp + total + MIN_BLANK_LEN > mf.file_size or irel + len(entries) * INDEX_UNIT_SIZE > imf.reserved_to):
+            return None
+        p, i = first.pos, first.index
+        for e in entries:
+            if e.index != i or e.pos != p or e.magic != CURRENT_MAGIC or e.channel or e.chain_crc or e.body_crc:
+                return None
+            p += BODY_OFFSET + len(e.body)
+            i += 1
+        if wp + total > mf.warmed_to:
+            mf.warm_ahead(wp + total)
+        mm, imm = mf.mm, imf.mm
+        pack, ipack = _HEAD.pack_into, _INDEX.pack_into
+        recent = self._recent
+        rel, ir = wp, irel
+        for e in entries:
+            body = e.body
+            n = len(body)
+            size = BODY_OFFSET + n
+            index = e.index
+            pack(mm, rel, CURRENT_MAGIC, size, index, e.term, e.pos, 0, 0, 0, n)
+            mm[rel + BODY_OFFSET : rel + size] = body
+            ipack(imm, ir, CURRENT_MAGIC, e.pos, size, index, e.term)
+            rel += size
+            ir += INDEX_UNIT_SIZE
+            recent[index] = e
+            recent.pop(index - _RECENT_ENTRIES, None)
+        mf.wrote_position = mf.committed_position = rel
+        imf.wrote_position = imf.committed_position = ir
+        if self._end < 0:
+            self._begin = first.index
+        self._end, self._end_term = last.index, last.term
+        return entries
+
     def truncate(self, entry: DLedgerEntry) -> None:
         if entry.index < self._begin and self._end >= 0:
             raise DLedgerError(C.INDEX_LESS_THAN_LOCAL_BEGIN, f"truncate {entry.index} < {self._begin}")

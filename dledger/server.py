@@ -12,7 +12,7 @@ Public API::
     server = DLedgerServer(config, on_role_change=cb, on_committed=hook, async_flush=True)
     await server.start()
     index, pos = await server.append(b"...")      # completes once committed
-    e = server.core.propose(b"..."); await server.wait_committed(e.index)  # the same, in two steps
+    e = server.core.propose(b"...", track=False); await server.wait_committed(e)  # the same, in two steps
     # peers: VOTE, HEART_BEAT, PUSH, LEADERSHIP_TRANSFER; clients: APPEND (body or batchMsgs),
     # GET, METADATA; PULL answers UNSUPPORTED (not served by DLedger either)
     code = await server.transfer_leadership("n2")
@@ -55,6 +55,14 @@ from dledger.protocol import (
 from dledger.protocol import (
     DLedgerResponseCode as C,
 )
+from dledger.push_codec import (
+    BINARY_EXT,
+    decode_push_request,
+    decode_push_response,
+    encode_entries,
+    encode_push_request,
+    encode_push_response,
+)
 from dledger.storage import AppendHook, MemoryStorage, Storage
 from remoting import fastjson
 from remoting.client import RemotingClient
@@ -69,6 +77,7 @@ log = logging.getLogger("dledger")
 
 _RPC_TIMEOUT_S = 3.0
 _CLEAN_INTERVAL_S = 10.0
+_PUSHED_MAX = 256  # encoded binary pushes kept for the other followers
 _CARRY_ENTRIES = (PushType.APPEND, PushType.TRUNCATE)
 _PEER_CODES = (RequestCode.VOTE, RequestCode.HEART_BEAT, RequestCode.PUSH, RequestCode.LEADERSHIP_TRANSFER)
 
@@ -76,6 +85,8 @@ _PEER_CODES = (RequestCode.VOTE, RequestCode.HEART_BEAT, RequestCode.PUSH, Reque
 class DLedgerServer:
     """One DLedger member on an asyncio loop.
 
+    ``on_commit_index(index)`` is told the new committed index when it moves, without the list
+    of entries ``on_committed`` gets (building it reads every committed entry back).
     ``on_role_change(role, term, leader_id)`` and ``on_committed(entries)`` may be
     plain functions or coroutines (coroutines run as tasks, in order of calls).
     ``storage`` defaults to the mmap file store under ``config.default_path()``
@@ -96,6 +107,7 @@ class DLedgerServer:
         storage: Storage | None = None,
         on_role_change: Callable[[Role, int, str | None], Any] | None = None,
         on_committed: Callable[[list[DLedgerEntry]], Any] | None = None,
+        on_commit_index: Callable[[int], None] | None = None,
         metadata_extra: Callable[[], dict] | None = None,
         rng: random.Random | None = None,
         noop_on_election: bool = True,
@@ -113,6 +125,7 @@ class DLedgerServer:
         self._flusher: asyncio.Task | None = None
         self.on_role_change = on_role_change
         self.on_committed = on_committed
+        self.on_commit_index = on_commit_index
         self.metadata_extra = metadata_extra  # fields the caller adds to METADATA answers
         self._rng = rng
         self._noop = noop_on_election
@@ -120,7 +133,13 @@ class DLedgerServer:
         self._server: RemotingServer | None = None
         self._client: RemotingClient | None = None
         self._ticker: asyncio.Task | None = None
-        self._inbound: dict[int, tuple[Connection, RemotingCommand]] = {}
+        # rid -> (connection, request, answer in the binary PUSH form)
+        self._inbound: dict[int, tuple[Connection, RemotingCommand, bool]] = {}
+        # peers whose PUSH answers carry the binary mark: they get binary pushes (dledger/push_codec.py)
+        self._binary_peers: set[str] = set()
+        self._binary = config.enableBinaryPush
+        # entries of recent binary pushes by first index, encoded once for all followers that get them
+        self._pushed: dict[int, tuple[DLedgerEntry, DLedgerEntry, bytes]] = {}
         self._inbound_rid = 0
         self._appends: dict[int, asyncio.Future] = {}
         self._transfers: dict[int, asyncio.Future] = {}
@@ -144,6 +163,7 @@ class DLedgerServer:
         self.core = DLedgerCore(
             cfg, self._storage, hard_state=hard_state, rng=self._rng, noop_on_election=self._noop
         )
+        self.core.collect_committed = self.on_committed is not None
         host, _, port = self.peers[cfg.selfId].rpartition(":")
         self._server = RemotingServer(host, int(port), name=f"dledger-{cfg.selfId}", tls=self.tls)
         for code in _PEER_CODES:
@@ -214,6 +234,11 @@ class DLedgerServer:
         return self.core.committed_pos
 
     @property
+    def binary_peers(self) -> frozenset[str]:
+        """Peers this member pushes to in the binary form (they answered a PUSH with its mark)."""
+        return frozenset(self._binary_peers)
+
+    @property
     def storage(self) -> Storage:
         return self._storage
 
@@ -233,14 +258,15 @@ class DLedgerServer:
         self.timings.append.observe((time.perf_counter() - t0) * 1000.0)
         return result
 
-    async def wait_committed(self, index: int) -> tuple[int, int]:
-        """Wait for the outcome of the entry this leader proposed at ``index`` (``core.propose`` in
-        the same loop turn): (index, pos) once committed, DLedgerError(code) as :meth:`append`.
-        Committing an entry commits every earlier one of the term, so a caller that proposed
-        several entries waits for the last only."""
+    async def wait_committed(self, entry: DLedgerEntry) -> tuple[int, int]:
+        """Wait for the outcome of ``entry``, which this leader proposed (``core.propose`` in the same
+        loop turn, with or without ``track``): (index, pos) once committed, DLedgerError(code) as
+        :meth:`append`. Committing an entry commits every earlier one of the term, so a caller that
+        proposed several entries (``track=False``) waits for the last only."""
         t0 = time.perf_counter()
+        self.core.track(entry)
         fut = asyncio.get_running_loop().create_future()
-        self._appends[index] = fut
+        self._appends[entry.index] = fut
         self._schedule_ready()
         result = await fut
         self.timings.append.observe((time.perf_counter() - t0) * 1000.0)
@@ -384,6 +410,8 @@ class DLedgerServer:
                 self._call_hook(self.on_role_change, rc.role, rc.term, rc.leader_id)
         if rd.committed_entries and self.on_committed is not None:
             self._call_hook(self.on_committed, rd.committed_entries)
+        if self.on_commit_index is not None and rd.committed_index > self.core.applied_index:
+            self.on_commit_index(rd.committed_index)
         for r in rd.append_results:
             fut = self._appends.pop(r.index, None)
             if fut is not None and not fut.done():
@@ -421,9 +449,15 @@ class DLedgerServer:
         addr = self.peers.get(m.to)
         if addr is None:
             return
-        cmd = RemotingCommand.request(int(m.CODE), body=m.encode())
+        push = m.CODE is RequestCode.PUSH
+        binary = push and m.to in self._binary_peers
+        if binary:
+            cmd = RemotingCommand.request(int(m.CODE), body=self._binary_push_body(m))
+            cmd.ext_fields = {BINARY_EXT: "1"}  # set directly: the header's generic copy costs more
+        else:
+            cmd = RemotingCommand.request(int(m.CODE), body=m.encode())
         # pushes that carry entries are timed (replicate latency); compares and commits are not
-        t0 = time.perf_counter() if m.CODE is RequestCode.PUSH and m.type in _CARRY_ENTRIES else 0.0
+        t0 = time.perf_counter() if push and m.type in _CARRY_ENTRIES else 0.0
 
         def done(resp: RemotingCommand | None, exc: BaseException | None, m=m) -> None:
             if self.core is None or self._ticker is None:
@@ -432,8 +466,20 @@ class DLedgerServer:
                 self.timings.observe_replicate(m.to, (time.perf_counter() - t0) * 1000.0)
             reply = None
             if resp is not None and resp.code == 200 and resp.body:
+                marked = push and self._binary and resp.ext_fields is not None \
+                    and resp.ext_fields.get(BINARY_EXT) == "1"
+                if push:
+                    # the peer's answers tell whether it speaks the binary form (any answer without the
+                    # mark, e.g. a Java member's, or one that could not read a binary push: JSON again)
+                    if marked:
+                        self._binary_peers.add(m.to)
+                    else:
+                        self._binary_peers.discard(m.to)
                 try:
-                    reply = message_from_json(int(m.CODE), True, fastjson.loads(resp.body))
+                    if binary and marked:
+                        reply = decode_push_response(resp.body)
+                    else:
+                        reply = message_from_json(int(m.CODE), True, fastjson.loads(resp.body))
                 except (ValueError, TypeError, DLedgerError) as e:
                     log.warning("bad %s response from %s: %s", m.CODE.name, m.to, e)
             if reply is None:
@@ -444,6 +490,21 @@ class DLedgerServer:
             self._schedule_ready()
 
         self._client.invoke_async(addr, cmd, _RPC_TIMEOUT_S, done)
+
+    def _binary_push_body(self, m: Message) -> bytes:
+        """The binary form of PUSH ``m``; its entries encoded once for all followers that get them."""
+        entries = m.batch_entry or ([m.entry] if m.entry is not None else [])
+        if not entries:
+            return encode_push_request(m, b"")
+        first, last = entries[0], entries[-1]
+        got = self._pushed.get(first.index)
+        if got is not None and got[0] is first and got[1] is last:
+            return encode_push_request(m, got[2])
+        if len(self._pushed) >= _PUSHED_MAX:
+            self._pushed.clear()
+        data = encode_entries(entries)
+        self._pushed[first.index] = (first, last, data)
+        return encode_push_request(m, data)
 
     @staticmethod
     def _network_error(m: Message) -> Message:
@@ -458,15 +519,20 @@ class DLedgerServer:
 
     # ------------------------------------------------------------------ RPC in
     def _on_peer_request(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | None:
+        ext = req.ext_fields
+        binary = self._binary and ext is not None and req.code == RequestCode.PUSH and ext.get(BINARY_EXT) == "1"
         try:
-            msg = message_from_json(req.code, False, fastjson.loads(req.body or b"{}"))
+            if binary:
+                msg = decode_push_request(req.body or b"")
+            else:
+                msg = message_from_json(req.code, False, fastjson.loads(req.body or b"{}"))
         except (ValueError, TypeError, KeyError, DLedgerError) as e:
             return req.response_to(
                 200, body=fastjson.dumps({"code": int(C.UNEXPECTED_ARGUMENT)}), remark=str(e)
             )
         self._inbound_rid += 1
         rid = self._inbound_rid
-        self._inbound[rid] = (conn, req)
+        self._inbound[rid] = (conn, req, binary)
         msg.frm = msg.local_id or ""
         msg.to = self.config.selfId
         msg.rid = rid
@@ -478,8 +544,18 @@ class DLedgerServer:
         item = self._inbound.pop(m.rid, None)
         if item is None:
             return
-        conn, req = item
-        conn.send_response(req.response_to(200, body=m.encode()))
+        conn, req, binary = item
+        if binary:
+            resp = req.response_to(200, body=encode_push_response(m))
+            resp.ext_fields = {BINARY_EXT: "1"}
+            conn.send_response(resp)
+        elif self._binary and req.code == RequestCode.PUSH:
+            # a JSON PUSH answered with the mark: the leader may push in the binary form from now on
+            resp = req.response_to(200, body=m.encode())
+            resp.ext_fields = {BINARY_EXT: "1"}
+            conn.send_response(resp)
+        else:
+            conn.send_response(req.response_to(200, body=m.encode()))
 
     def _on_append_request(self, req: RemotingCommand, conn: Connection) -> RemotingCommand | None:
         """A DLedger client's APPEND, answered once committed: AppendEntryRequest (``body``, base64)
@@ -511,8 +587,9 @@ class DLedgerServer:
         try:
             if len(bodies) > 1 and core.pusher.pending_count() + len(bodies) > self.config.maxPendingRequestsNum:
                 raise DLedgerError(C.LEADER_PENDING_FULL, "too many appends waiting for quorum")
-            for data in bodies:
-                entry = core.propose(data)
+            last = len(bodies) - 1
+            for k, data in enumerate(bodies):
+                entry = core.propose(data, track=k == last)  # the answer carries the last entry's outcome
         except DLedgerError as e:
             # nothing of the batch was appended unless the leadership changed meanwhile (impossible
             # within this synchronous loop) or the disk filled: either way the client retries

@@ -48,6 +48,12 @@ class Storage(Protocol):
         DLedgerError(INCONSISTENT_STATE). ``hook(pos, body)`` may patch the body in place
         once the position is known (same length), before it is written."""
 
+    def append_run(self, entries: list[DLedgerEntry]) -> list[DLedgerEntry] | None:
+        """Store pushed entries that follow the log's end (index end + 1 on, each at the position
+        where the previous one ends) as :meth:`append` would one by one, in one go; return the
+        stored entries, or None with nothing written when the store declines (the caller then
+        appends them one by one)."""
+
     def truncate(self, entry: DLedgerEntry) -> None:
         """Make ``entry`` the last entry: keep the local one at that index if equal, else
         cut at ``entry.pos`` and write ``entry`` there."""
@@ -122,6 +128,18 @@ class MemoryStorage:
         e = DLedgerEntry(index=index, term=term, body=bytes(body), pos=nxt)
         self._entries.append(e)
         return e
+
+    def append_run(self, entries: list[DLedgerEntry]) -> list[DLedgerEntry] | None:
+        if not entries or entries[0].index != self.ledger_end_index + 1:
+            return None
+        pos = self._next_pos()
+        for k, e in enumerate(entries):
+            if e.index != entries[0].index + k or e.pos != pos:
+                return None
+            pos += e.size
+        stored = [DLedgerEntry(index=e.index, term=e.term, body=bytes(e.body), pos=e.pos) for e in entries]
+        self._entries.extend(stored)
+        return stored
 
     def truncate(self, entry: DLedgerEntry) -> None:
         i = entry.index - self._begin

@@ -205,7 +205,7 @@ class DLedgerCommitLog:
             cfg,
             storage=self.storage,
             on_role_change=self._on_role_change,
-            on_committed=self._on_committed,
+            on_commit_index=self._on_committed,
             # peers compare it before one of them becomes master (broker/dledger_divided_offset_check.py)
             metadata_extra=self._metadata_extra,
             async_flush=True,  # DLedger's FlushDataService: flushed every flushFileInterval ms
@@ -277,7 +277,7 @@ class DLedgerCommitLog:
             return {}
         return {"dividedCommitlogOffset": self.divided_commitlog_offset}
 
-    def _on_committed(self, _entries) -> None:
+    def _on_committed(self, _index: int) -> None:
         if self.reput_waker is not None:
             self.reput_waker()
 
@@ -429,7 +429,7 @@ class DLedgerCommitLog:
         core = self.server.core
         try:
             for rec in put.records:
-                core.propose(rec, put.hook)
+                core.propose(rec, put.hook, track=False)  # nobody waits (see put_message)
         except DLedgerError as e:
             return self._failed_start(e, msg, put)
         self._finish(put.result, put.positions, msg.store_host, msg)
@@ -451,7 +451,7 @@ class DLedgerCommitLog:
         term = core.term
         try:
             for rec in records[:-1]:
-                core.propose(rec, put.hook)
+                core.propose(rec, put.hook, track=False)
             # server.append proposes synchronously, then waits: the whole batch goes in this turn and
             # the commit of its last entry commits all of them
             await self.server.append(records[-1], put.hook)
@@ -477,7 +477,7 @@ class DLedgerCommitLog:
         """
         results: list[PutMessageResult] = []
         appended: list[tuple[int, PutMessageResult, list[int], MessageExtBrokerInner, int]] = []
-        last_index = -1
+        last = None
         for msg in msgs:
             put = self._begin(msg, False)
             if isinstance(put, PutMessageResult):
@@ -487,17 +487,17 @@ class DLedgerCommitLog:
             term = core.term
             try:
                 for rec in put.records:
-                    last_index = core.propose(rec, put.hook).index
+                    last = core.propose(rec, put.hook, track=False)
             except DLedgerError as e:
                 results.append(self._failed_start(e, msg, put))
                 continue
             self._finish(put.result, put.positions, msg.store_host, msg)
             results.append(put.result)
-            appended.append((last_index, put.result, put.positions, msg, term))
+            appended.append((last.index, put.result, put.positions, msg, term))
         if not appended:
             return results
         try:
-            await self.server.wait_committed(appended[-1][0])
+            await self.server.wait_committed(last)
             return results
         except DLedgerError as e:
             failure = e
