@@ -5,6 +5,10 @@ real bin/mqnamesrv + bin/mqbroker on loopback, ``--messages`` messages of ``--si
 
 * client read: the client library's LitePullConsumer draining the backlog of a 4-queue
   topic in one process (pullBatchSize 32);
+* client read, 2 processes: the fair reference for local[2] (one client process per executor
+  core): two processes started together, each a LitePullConsumer assigned half of the queues
+  (same pullBatchSize), draining the 2- and the 4-queue topic; their aggregate messages/s
+  (all messages over the span from the first start to the last finish);
 * source read: ``spark.read.format("rocketmq")`` over topics of 2 and 4 queues (one
   partition per queue), materialising every row (sum of body lengths);
 * client batch send: Producer.send_batch of 64 messages, and of as many as the sink's default
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import os
 import shutil
 import statistics
@@ -41,7 +46,7 @@ from bench.bench_client import free_port, wait_port  # noqa: E402
 from client.client_config import ClientConfig  # noqa: E402
 from client.consumer_common import ConsumeFromWhere  # noqa: E402
 from client.lite_pull_consumer import LitePullConsumer  # noqa: E402
-from client.message import Message  # noqa: E402
+from client.message import Message, MessageQueue  # noqa: E402
 from client.producer import Producer  # noqa: E402
 from remoting import run as run_loop  # noqa: E402
 
@@ -100,6 +105,59 @@ async def client_read(ns: str, topic: str, n: int, timeout: float) -> float:
         return got / (time.perf_counter() - t0)
     finally:
         await c.shutdown()
+
+
+def _drain(ns: str, mqs: list[MessageQueue], expect: int, batch: int, timeout: float) -> tuple[float, float, int]:
+    """One child's share: a LitePullConsumer assigned ``mqs`` drains ``expect`` messages; (start, end, got)."""
+
+    async def go() -> tuple[float, float, int]:
+        c = LitePullConsumer(f"bench_spark_drain_{os.getpid()}_{time.time_ns()}", ns, pull_batch_size=batch,
+                             consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET, auto_commit=False)
+        c.assign(mqs)
+        t0 = time.perf_counter()  # CLOCK_MONOTONIC: comparable between the processes
+        await c.start()
+        try:
+            got = 0
+            while got < expect and time.perf_counter() - t0 < timeout:
+                got += len(await c.poll(1.0))
+            return t0, time.perf_counter(), got
+        finally:
+            await c.shutdown()
+
+    return run_loop(go())
+
+
+def _drain_child(args: tuple, barrier, results) -> None:
+    barrier.wait(120)
+    results.put(_drain(*args))
+
+
+def parallel_read(ns: str, topic: str, procs: int, batch: int, timeout: float) -> float:
+    """``procs`` client processes started together, each draining its share of the queues; aggregate msg/s."""
+    from connectors.spark.topic_metadata import TopicMetadata
+
+    meta = TopicMetadata(ns)
+    try:
+        queues = sorted(dict(meta.queues(topic)))
+        ends = meta.max_offsets(queues)
+    finally:
+        meta.close()
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process that runs Spark's gateway
+    barrier, results = ctx.Barrier(procs), ctx.Queue()
+    children = []
+    for k in range(procs):
+        mine = queues[k::procs]
+        mqs = [MessageQueue(t, b, q) for t, b, q in mine]
+        args = (ns, mqs, sum(ends[q] for q in mine), batch, timeout)
+        children.append(ctx.Process(target=_drain_child, args=(args, barrier, results), daemon=True))
+    for c in children:
+        c.start()
+    try:
+        spans = [results.get(timeout=timeout + 180) for _ in children]
+    finally:
+        for c in children:
+            c.join(30)
+    return sum(got for _, _, got in spans) / (max(e for _, e, _ in spans) - min(s for s, _, _ in spans))
 
 
 def session(master: str):
@@ -189,9 +247,12 @@ def main() -> int:
         # and the connector back to back: the machine's load drifts, a round's ratio is paired
         timed(lambda: read(2), n)
         timed(write, n)
-        figs: dict[str, list[float]] = {k: [] for k in ("cread", "src2", "src4", "c64", "cbig", "sink")}
+        keys = ("cread", "cpar2", "cpar4", "src2", "src4", "c64", "cbig", "sink")
+        figs: dict[str, list[float]] = {k: [] for k in keys}
         for _ in range(a.reps):
             figs["cread"].append(run_loop(client_read(ns, "BenchSpark4", n, a.timeout)))
+            figs["cpar2"].append(parallel_read(ns, "BenchSpark2", 2, 32, a.timeout))
+            figs["cpar4"].append(parallel_read(ns, "BenchSpark4", 2, 32, a.timeout))
             figs["src2"].append(timed(lambda: read(2), n))
             figs["src4"].append(timed(lambda: read(4), n))
             figs["c64"].append(run_loop(batch_send(ns, "BenchSparkSink", n, size, a.timeout)))
@@ -207,8 +268,12 @@ def main() -> int:
             print(text)
 
         line("client read, 1 process:", "cread")
+        line("client read, 2 proc, 2 queues:", "cpar2")
+        line("client read, 2 proc, 4 queues:", "cpar4")
         line("source read, 2 partitions:", "src2", "cread", "the client read")
+        line("source read, 2 partitions:", "src2", "cpar2", "2 client processes")
         line("source read, 4 partitions:", "src4", "cread", "the client read")
+        line("source read, 4 partitions:", "src4", "cpar4", "2 client processes")
         line("client batch send, 64/batch:", "c64")
         line(f"client batch send, {per}/batch:", "cbig")
         line("sink, 2 partitions:", "sink", "c64", "the client's send of 64")
