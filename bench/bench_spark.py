@@ -16,6 +16,10 @@ real bin/mqnamesrv + bin/mqbroker on loopback, ``--messages`` messages of ``--si
 * sink: ``df.write.format("rocketmq")`` of a 2-partition DataFrame (each task: its default
   byte-sized batches, 4 in flight).
 
+With each figure, the CPU time it cost per message (µs, median over the rounds) in the Spark JVM,
+the Python workers (the connector's tasks), the client process(es) and the broker, read from
+/proc: on a machine this small, whoever spends the CPU sets the rate.
+
 After one warm-up read and write (the first queries start Spark's Python workers), ``--reps``
 rounds each measure all six back to back; figures are medians over the rounds, and the
 connector's share of the client's rate is the median of the rounds' ratios (the load of a
@@ -107,20 +111,23 @@ async def client_read(ns: str, topic: str, n: int, timeout: float) -> float:
         await c.shutdown()
 
 
-def _drain(ns: str, mqs: list[MessageQueue], expect: int, batch: int, timeout: float) -> tuple[float, float, int]:
-    """One child's share: a LitePullConsumer assigned ``mqs`` drains ``expect`` messages; (start, end, got)."""
+def _drain(ns: str, mqs: list[MessageQueue], expect: int, batch: int,
+           timeout: float) -> tuple[float, float, int, float]:
+    """One child's share: a LitePullConsumer assigned ``mqs`` drains ``expect`` messages;
+    (start, end, got, CPU seconds of the child in between)."""
 
-    async def go() -> tuple[float, float, int]:
+    async def go() -> tuple[float, float, int, float]:
         c = LitePullConsumer(f"bench_spark_drain_{os.getpid()}_{time.time_ns()}", ns, pull_batch_size=batch,
                              consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET, auto_commit=False)
         c.assign(mqs)
         t0 = time.perf_counter()  # CLOCK_MONOTONIC: comparable between the processes
+        c0 = time.process_time()
         await c.start()
         try:
             got = 0
             while got < expect and time.perf_counter() - t0 < timeout:
                 got += len(await c.poll(1.0))
-            return t0, time.perf_counter(), got
+            return t0, time.perf_counter(), got, time.process_time() - c0
         finally:
             await c.shutdown()
 
@@ -132,8 +139,9 @@ def _drain_child(args: tuple, barrier, results) -> None:
     results.put(_drain(*args))
 
 
-def parallel_read(ns: str, topic: str, procs: int, batch: int, timeout: float) -> float:
-    """``procs`` client processes started together, each draining its share of the queues; aggregate msg/s."""
+def parallel_read(ns: str, topic: str, procs: int, batch: int, timeout: float) -> tuple[float, float]:
+    """``procs`` client processes started together, each draining its share of the queues:
+    (aggregate msg/s, their CPU seconds while draining)."""
     from connectors.spark.topic_metadata import TopicMetadata
 
     meta = TopicMetadata(ns)
@@ -157,7 +165,8 @@ def parallel_read(ns: str, topic: str, procs: int, batch: int, timeout: float) -
     finally:
         for c in children:
             c.join(30)
-    return sum(got for _, _, got in spans) / (max(e for _, e, _ in spans) - min(s for s, _, _ in spans))
+    rate = sum(got for _, _, got, _ in spans) / (max(e for _, e, _, _ in spans) - min(s for s, _, _, _ in spans))
+    return rate, sum(c for *_, c in spans)
 
 
 def session(master: str):
@@ -173,6 +182,56 @@ def session(master: str):
 
     register(spark)
     return spark
+
+
+def _cpu(pid: int) -> float:
+    """User + system CPU seconds of a live process (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _descendants(pid: int) -> list[int]:
+    kids: list[int] = []
+    try:
+        for t in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{t}/children") as f:
+                kids += [int(k) for k in f.read().split()]
+    except OSError:
+        return []
+    return [k for c in kids for k in (c, *_descendants(c))]
+
+
+class CpuSplit:
+    """CPU seconds spent between two snapshots by the Spark JVM, its Python workers, this process and the
+    broker (client processes of their own report theirs: see :meth:`measure`)."""
+
+    def __init__(self, broker_pid: int):
+        self.broker = broker_pid
+        self.jvm = next((p for p in _descendants(os.getpid()) if _is_java(p)), None)
+
+    def snap(self) -> dict:
+        workers = {p: _cpu(p) for p in _descendants(self.jvm)} if self.jvm else {}
+        return {"jvm": _cpu(self.jvm) if self.jvm else 0.0, "workers": workers, "broker": _cpu(self.broker),
+                "client": time.process_time()}
+
+    @staticmethod
+    def delta(a: dict, b: dict) -> dict[str, float]:
+        # workers that started in between count whole; those that ended in between are lost (planner runs)
+        workers = sum(v - a["workers"].get(p, 0.0) for p, v in b["workers"].items())
+        return {"jvm": b["jvm"] - a["jvm"], "workers": workers, "client": b["client"] - a["client"],
+                "broker": b["broker"] - a["broker"]}
+
+
+def _is_java(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"java" in f.read().split(b"\0")[0]
+    except OSError:
+        return False
 
 
 def timed(fn, n: int) -> float:
@@ -234,8 +293,8 @@ def main() -> int:
             df = spark.read.format("rocketmq").option("nameServer", ns).option("subscribe", f"BenchSpark{q}").load()
             return int(df.agg(F.count("body"), F.sum(F.length("body"))).collect()[0][0])
 
-        # the sink's default batches: sendBatchBytes 256 KiB at ~96 B of overhead per entry
-        per = max(1, min(1024, 256 * 1024 // (size + 96)))
+        # the sink's default batches: sendBatchBytes 256 KiB, 63 B of entry head and UNIQ_KEY per message
+        per = max(1, min(1024, 256 * 1024 // (size + 63)))
         df = spark.range(n, numPartitions=2).select(F.expr(f"repeat('x', {size})").alias("body")).cache()
         df.count()
 
@@ -249,33 +308,53 @@ def main() -> int:
         timed(write, n)
         keys = ("cread", "cpar2", "cpar4", "src2", "src4", "c64", "cbig", "sink")
         figs: dict[str, list[float]] = {k: [] for k in keys}
+        split = CpuSplit(procs[1].pid)
+        cpu: dict[str, list[dict[str, float]]] = {k: [] for k in keys}
+
+        def measure(key: str, fn) -> None:
+            """``fn`` returns msg/s, or (msg/s, CPU seconds of client processes of its own)."""
+            before = split.snap()
+            got = fn()
+            rate, own = got if isinstance(got, tuple) else (got, 0.0)
+            figs[key].append(rate)
+            d = split.delta(before, split.snap())
+            d["client"] += own
+            cpu[key].append(d)
+
         for _ in range(a.reps):
-            figs["cread"].append(run_loop(client_read(ns, "BenchSpark4", n, a.timeout)))
-            figs["cpar2"].append(parallel_read(ns, "BenchSpark2", 2, 32, a.timeout))
-            figs["cpar4"].append(parallel_read(ns, "BenchSpark4", 2, 32, a.timeout))
-            figs["src2"].append(timed(lambda: read(2), n))
-            figs["src4"].append(timed(lambda: read(4), n))
-            figs["c64"].append(run_loop(batch_send(ns, "BenchSparkSink", n, size, a.timeout)))
-            figs["cbig"].append(run_loop(batch_send(ns, "BenchSparkSink", n, size, a.timeout, per)))
-            figs["sink"].append(timed(write, n))
+            measure("cread", lambda: run_loop(client_read(ns, "BenchSpark4", n, a.timeout)))
+            measure("cpar2", lambda: parallel_read(ns, "BenchSpark2", 2, 32, a.timeout))
+            measure("cpar4", lambda: parallel_read(ns, "BenchSpark4", 2, 32, a.timeout))
+            measure("src2", lambda: timed(lambda: read(2), n))
+            measure("src4", lambda: timed(lambda: read(4), n))
+            measure("c64", lambda: run_loop(batch_send(ns, "BenchSparkSink", n, size, a.timeout)))
+            measure("cbig", lambda: run_loop(batch_send(ns, "BenchSparkSink", n, size, a.timeout, per)))
+            measure("sink", lambda: timed(write, n))
 
         def line(label: str, key: str, base: str | None = None, what: str = "") -> None:
             runs = figs[key]
-            text = f"{label:<31}{statistics.median(runs):9.0f} msg/s  runs {[round(r) for r in runs]}"
             if base is not None:
                 ratios = [x / y for x, y in zip(runs, figs[base], strict=True)]
-                text += f"  ({100 * statistics.median(ratios):.0f} % of {what}, median of per-round ratios)"
-            print(text)
+                print(f"  = {100 * statistics.median(ratios):.0f} % of {what} (median of the rounds' ratios "
+                      f"{[round(100 * r) for r in ratios]})")
+                return
+            text = f"{label:<31}{statistics.median(runs):9.0f} msg/s  runs {[round(r) for r in runs]}"
+            parts = [(k, statistics.median(c[k] for c in cpu[key]) * 1e6 / n) for k in ("jvm", "workers", "client",
+                                                                                       "broker")]
+            print(text + "  CPU us/msg: " + ", ".join(f"{k} {v:.1f}" for k, v in parts if v >= 0.05))
 
         line("client read, 1 process:", "cread")
         line("client read, 2 proc, 2 queues:", "cpar2")
         line("client read, 2 proc, 4 queues:", "cpar4")
+        line("source read, 2 partitions:", "src2")
         line("source read, 2 partitions:", "src2", "cread", "the client read")
         line("source read, 2 partitions:", "src2", "cpar2", "2 client processes")
+        line("source read, 4 partitions:", "src4")
         line("source read, 4 partitions:", "src4", "cread", "the client read")
         line("source read, 4 partitions:", "src4", "cpar4", "2 client processes")
         line("client batch send, 64/batch:", "c64")
         line(f"client batch send, {per}/batch:", "cbig")
+        line("sink, 2 partitions:", "sink")
         line("sink, 2 partitions:", "sink", "c64", "the client's send of 64")
         line("sink, 2 partitions:", "sink", "cbig", f"the client's send of {per}")
 
