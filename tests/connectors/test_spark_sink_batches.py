@@ -139,3 +139,15 @@ def test_a_row_over_max_message_size_fails_the_task_naming_it(spark, small):
         _write(spark, ns, topic, [(b,) for b in bodies], "body string")
     text = str(ei.value)
     assert f"row 2: its message takes {MAX + 1} bytes encoded, more than maxMessageSize {MAX}" in text, text[:3000]
+
+
+def test_rows_go_to_the_topic_of_their_topic_column_else_the_option(spark, small):
+    ns = small.namesrv_addr
+    a, b = unique("SparkSinkTopicA"), unique("SparkSinkTopicB")
+    for t in (a, b):
+        create_topic(ns, t, small.brokers, 2)
+    bodies = _bodies([2000 + 10 * i for i in range(30)])
+    rows = [(body, (a, b, None)[i % 3]) for i, body in enumerate(bodies)]
+    _write(spark, ns, a, rows, "body string, topic string", sendBatchBytes=4096)
+    assert sorted(m.body.decode() for _, m in pull_all(ns, a)) == [r[0] for r in rows if r[1] != b]
+    assert sorted(m.body.decode() for _, m in pull_all(ns, b)) == [r[0] for r in rows if r[1] == b]
