@@ -103,6 +103,7 @@ class PullColumns:
         keys_a, body_a, born_a, stored_a = self.keys.append, self.body.append, self.born.append, self.stored.append
         host_a, recon_a, props_a = self.host.append, self.recon.append, self.props.append
         added = 0
+        last_hk, last_h = b"", ""
         while pos + 8 <= size:
             rec = parse_record(buf, pos)
             if rec is None or rec[1] not in _MESSAGE_MAGICS:
@@ -129,12 +130,14 @@ class PullColumns:
             body_a(body)
             born_a(born_ts * 1000)
             stored_a(store_ts * 1000)
-            hk = buf[here + _HOST_AT:here + _HOST_AT + (20 if sys_flag & BORNHOST_V6 else 8)]
-            h = hosts.get(hk)
-            if h is None:
-                ip, port = bytes_to_host(*(_HOST16 if sys_flag & BORNHOST_V6 else _HOST4).unpack(hk))
-                h = hosts[hk] = f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
-            host_a(h)
+            hl = 20 if sys_flag & BORNHOST_V6 else 8
+            if len(last_hk) != hl or not buf.startswith(last_hk, here + _HOST_AT):  # most come from one host
+                last_hk = buf[here + _HOST_AT:here + _HOST_AT + hl]
+                last_h = hosts.get(last_hk)
+                if last_h is None:
+                    ip, port = bytes_to_host(*(_HOST16 if hl == 20 else _HOST4).unpack(last_hk))
+                    last_h = hosts[last_hk] = f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
+            host_a(last_h)
             recon_a(_I32.unpack_from(buf, body_start - _RECONSUME_BEFORE_BODY)[0])
             props_a(buf[props_start:props_start + plen])
             added += 1
