@@ -184,14 +184,14 @@ def session(master: str):
     return spark
 
 
-def _cpu(pid: int) -> float:
-    """User + system CPU seconds of a live process (0 once it is gone)."""
+def _cpu(pid: int) -> tuple[int, float]:
+    """(start time, user + system CPU seconds) of a live process; (0, 0.0) once it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
     except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return 0, 0.0
+    return int(fields[19]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _descendants(pid: int) -> list[int]:
@@ -206,22 +206,52 @@ def _descendants(pid: int) -> list[int]:
 
 
 class CpuSplit:
-    """CPU seconds spent between two snapshots by the Spark JVM, its Python workers, this process and the
-    broker (client processes of their own report theirs: see :meth:`measure`)."""
+    """CPU seconds spent while a figure is measured by the Spark JVM, its Python workers, this process and
+    the broker (client processes of their own report theirs: see ``measure``).
+
+    PySpark's daemon lets the kernel reap the workers it forks (their CPU never reaches its children's
+    times), so a thread samples the JVM's process tree every 100 ms and keeps each process's last figure:
+    a worker that ends loses at most its last 100 ms (a sample costs ~1 ms: the JVM has ~100 threads).
+    """
 
     def __init__(self, broker_pid: int):
+        import threading
+
         self.broker = broker_pid
         self.jvm = next((p for p in _descendants(os.getpid()) if _is_java(p)), None)
+        self._seen: dict[tuple[int, int], float] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample_loop, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        if self.jvm is None:
+            return
+        for p in _descendants(self.jvm):
+            start, cpu = _cpu(p)
+            if start:
+                with self._lock:
+                    self._seen[(p, start)] = cpu
+
+    def _sample_loop(self) -> None:
+        while not self._stop.wait(0.1):
+            self._sample()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
 
     def snap(self) -> dict:
-        workers = {p: _cpu(p) for p in _descendants(self.jvm)} if self.jvm else {}
-        return {"jvm": _cpu(self.jvm) if self.jvm else 0.0, "workers": workers, "broker": _cpu(self.broker),
+        self._sample()
+        with self._lock:
+            seen = dict(self._seen)
+        return {"jvm": _cpu(self.jvm)[1] if self.jvm else 0.0, "workers": seen, "broker": _cpu(self.broker)[1],
                 "client": time.process_time()}
 
     @staticmethod
     def delta(a: dict, b: dict) -> dict[str, float]:
-        # workers that started in between count whole; those that ended in between are lost (planner runs)
-        workers = sum(v - a["workers"].get(p, 0.0) for p, v in b["workers"].items())
+        workers = sum(v - a["workers"].get(k, 0.0) for k, v in b["workers"].items())
         return {"jvm": b["jvm"] - a["jvm"], "workers": workers, "client": b["client"] - a["client"],
                 "broker": b["broker"] - a["broker"]}
 
@@ -376,6 +406,7 @@ def main() -> int:
 
         fixed_write = fixed_cost(tiny_write, a.reps)
         print(f"  per-query cost of a 2-message write: {fixed_write:.2f} s")
+        split.close()
         spark.stop()
     finally:
         for p in reversed(procs):
