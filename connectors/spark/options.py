@@ -15,7 +15,12 @@ from dataclasses import dataclass
 from common.topic_validator import check_topic, validate_group
 from connectors.spark.errors import ConnectorError
 from connectors.spark.offsets import QueueKey, parse_assign, parse_offsets
-from connectors.spark.send_pipeline import DEFAULT_BATCH_BYTES, DEFAULT_BATCH_MESSAGES, DEFAULT_IN_FLIGHT
+from connectors.spark.send_pipeline import (
+    DEFAULT_BATCH_BYTES,
+    DEFAULT_BATCH_MESSAGES,
+    DEFAULT_IN_FLIGHT,
+    DEFAULT_MAX_MESSAGE_SIZE,
+)
 
 __all__ = ["SourceOptions", "SinkOptions", "StoreOptions", "DEFAULT_READER_GROUP"]
 
@@ -152,6 +157,7 @@ class SinkOptions:
     batch_bytes: int
     in_flight: int
     timeout: float
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> SinkOptions:
@@ -168,7 +174,8 @@ class SinkOptions:
             raise ConnectorError(f"option producerGroup: {err}")
         return cls(ns, topic, group, _int(opts, "sendBatchSize", DEFAULT_BATCH_MESSAGES, 1),
                    _int(opts, "sendBatchBytes", DEFAULT_BATCH_BYTES, 1024),
-                   _int(opts, "sendInFlight", DEFAULT_IN_FLIGHT, 1), _int(opts, "timeoutMs", 10000, 100) / 1000.0)
+                   _int(opts, "sendInFlight", DEFAULT_IN_FLIGHT, 1), _int(opts, "timeoutMs", 10000, 100) / 1000.0,
+                   _int(opts, "maxMessageSize", DEFAULT_MAX_MESSAGE_SIZE, 1024))
 
 
 @dataclass(frozen=True, slots=True)

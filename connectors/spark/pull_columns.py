@@ -7,7 +7,8 @@ once by the store's record parser (``common.speedups.parse_record``, the
 compiled twin where built), the two fields it leaves out (born host,
 reconsume times) are unpacked at their fixed places, and the values are
 appended to the column lists of the batch being built; a record batch is made
-once ``rows`` messages are in. Born hosts are formatted once per address.
+once ``rows`` messages are in. Born hosts are formatted once per address, and
+the properties map is split out of the raw texts by Arrow, a batch at a time.
 """
 
 from __future__ import annotations
@@ -56,8 +57,9 @@ class PullColumns:
 
     def __init__(self, broker: str, queue_name: str, tags: set[str] | None, rows: int = BATCH_ROWS):
         import pyarrow as pa
+        import pyarrow.compute as pc
 
-        self.pa = pa
+        self.pa, self.pc = pa, pc
         self.schema = topic_arrow_schema()
         self.broker = broker
         self.queue_name = queue_name
@@ -92,7 +94,6 @@ class PullColumns:
     def _add(self, buf: bytes, lo: int, hi: int) -> None:
         if buf.__class__ is not bytes:  # slices of it key the host cache: they must be hashable
             buf = bytes(buf)
-        mv = memoryview(buf)
         size = len(buf)
         pos = 0
         wanted = self.tags
@@ -102,6 +103,7 @@ class PullColumns:
         keys_a, body_a, born_a, stored_a = self.keys.append, self.body.append, self.born.append, self.stored.append
         host_a, recon_a, props_a = self.host.append, self.recon.append, self.props.append
         added = 0
+        last_hk, last_h = b"", ""
         while pos + 8 <= size:
             rec = parse_record(buf, pos)
             if rec is None or rec[1] not in _MESSAGE_MAGICS:
@@ -128,14 +130,16 @@ class PullColumns:
             body_a(body)
             born_a(born_ts * 1000)
             stored_a(store_ts * 1000)
-            hk = buf[here + _HOST_AT:here + _HOST_AT + (20 if sys_flag & BORNHOST_V6 else 8)]
-            h = hosts.get(hk)
-            if h is None:
-                ip, port = bytes_to_host(*(_HOST16 if sys_flag & BORNHOST_V6 else _HOST4).unpack(hk))
-                h = hosts[hk] = f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
-            host_a(h)
+            hl = 20 if sys_flag & BORNHOST_V6 else 8
+            if len(last_hk) != hl or not buf.startswith(last_hk, here + _HOST_AT):  # most come from one host
+                last_hk = buf[here + _HOST_AT:here + _HOST_AT + hl]
+                last_h = hosts.get(last_hk)
+                if last_h is None:
+                    ip, port = bytes_to_host(*(_HOST16 if hl == 20 else _HOST4).unpack(last_hk))
+                    last_h = hosts[last_hk] = f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
+            host_a(last_h)
             recon_a(_I32.unpack_from(buf, body_start - _RECONSUME_BEFORE_BODY)[0])
-            props_a(parse_properties(str(mv[props_start:props_start + plen], "utf-8", "replace")) if plen else {})
+            props_a(buf[props_start:props_start + plen])
             added += 1
         self.n += added
 
@@ -146,11 +150,34 @@ class PullColumns:
         host = (_HOST16 if sys_flag & STOREHOSTADDRESS_V6 else _HOST4).unpack_from(buf, at)
         return create_offset_msg_id(bytes_to_host(*host), phys_offset)
 
+    def _props_map(self, raw: list[bytes]):
+        """The properties column from the records' raw properties texts, split by Arrow.
+
+        Texts that are not all well-formed (UTF-8, every item ``key\\x01value`` with neither empty)
+        are parsed one by one as the client parses them (bad items skipped).
+        """
+        pa, pc = self.pa, self.pc
+        map_type = self.schema.field("properties").type
+        try:
+            text = pa.array(raw, pa.binary()).cast(pa.string())
+        except pa.ArrowInvalid:
+            text = None
+        if text is not None:
+            items = pc.split_pattern(text, "\x02")
+            flat = items.flatten()
+            at = pc.find_substring(flat, "\x01")
+            if len(flat) and pc.min(at).as_py() >= 1 and \
+                    pc.all(pc.less(at, pc.subtract(pc.binary_length(flat), 1))).as_py():
+                kv = pc.split_pattern(flat, "\x01", max_splits=1)
+                return pa.MapArray.from_arrays(items.offsets, pc.list_element(kv, 0), pc.list_element(kv, 1),
+                                               type=map_type)
+        return pa.array([parse_properties(str(r, "utf-8", "replace")) for r in raw], map_type)
+
     def _flush(self):
         pa = self.pa
         broker = pa.array([self.broker] * self.n, pa.string())
         cols = [self.topic, broker, self.qid, self.qoff, self.msg_id, self.tag, self.keys, self.body, self.born,
-                self.stored, self.host, self.recon, self.props]
+                self.stored, self.host, self.recon, self._props_map(self.props)]
         arrays = [c if isinstance(c, pa.Array) else pa.array(c, type=f.type)
                   for c, f in zip(cols, self.schema, strict=True)]
         self._reset()

@@ -4,8 +4,11 @@ No consumer state on the broker: every PULL_MESSAGE carries its subscription
 (the SUBSCRIPTION sysFlag, as Java's pull consumer), no heartbeat, no
 rebalance, no offset commit. Queue offsets are contiguous, so the next
 ``depth`` windows of ``batch`` offsets are requested at once and answered in
-order (memory stays bounded by ``depth * batch`` messages); a short answer
-(byte limits) is followed by a pull of the gap before anything later is used.
+order; a short answer (byte limits) is followed by a pull of the gap before
+anything later is used. The pulls run on a private event loop, entered once
+per ``group_answers`` answers or 4 MiB of them (entering and leaving a uvloop
+costs more than decoding an answer of 32 messages), so memory stays bounded by
+``depth`` answers in flight plus one group.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 from client.mq_client_api import MQClientAPI
 from client.pull_api_wrapper import PullSysFlag, decompress_body
@@ -28,6 +31,7 @@ __all__ = ["RangePuller"]
 log = logging.getLogger("connectors.spark")
 
 _FOUND = ResponseCode.SUCCESS
+_GROUP_BYTES = 4 * 1024 * 1024  # a group of answers ends here too (answers of big messages)
 _EMPTY = (ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_RETRY_IMMEDIATELY)
 
 
@@ -36,7 +40,7 @@ class RangePuller:
 
     def __init__(self, name_server: str, addr: str, topic: str, broker: str, queue_id: int, start: int, end: int,
                  *, group: str, sub_expression: str = "*", batch: int = 32, depth: int = 4,
-                 fail_on_data_loss: bool = True, timeout: float = 5.0):
+                 fail_on_data_loss: bool = True, timeout: float = 5.0, group_answers: int = 64):
         self.name_server = name_server
         self.addr = addr
         self.topic, self.broker, self.queue_id = topic, broker, queue_id
@@ -44,6 +48,7 @@ class RangePuller:
         self.group = group
         self.batch = batch
         self.depth = depth
+        self.group_answers = group_answers
         self.fail_on_data_loss = fail_on_data_loss
         self.timeout = timeout
         sub = build_subscription_data(topic, sub_expression, ExpressionType.TAG)
@@ -85,11 +90,27 @@ class RangePuller:
         loop = new_event_loop()
         remoting = RemotingClient(connect_timeout=self.timeout, name="spark-pull")
         api = MQClientAPI(remoting, [self.name_server], self.timeout)
+        answers = self._run(api)
         try:
-            yield from self._run(loop, api)
+            done = False
+            while not done:
+                # one loop run per group of answers (see the module docstring)
+                group, done = loop.run_until_complete(self._group(answers))
+                yield from group
         finally:
+            loop.run_until_complete(answers.aclose())
             loop.run_until_complete(remoting.close())
             loop.close()
+
+    async def _group(self, answers: AsyncIterator[tuple[bytes, int, int]]) -> tuple[list, bool]:
+        out = []
+        size = 0
+        async for a in answers:
+            out.append(a)
+            size += len(a[0])
+            if len(out) >= self.group_answers or size >= _GROUP_BYTES:
+                return out, False
+        return out, True
 
     def _request(self, api: MQClientAPI, offset: int, n: int):
         h = PullMessageRequestHeader(
@@ -99,7 +120,7 @@ class RangePuller:
         )
         return api.pull_message(self.addr, h, self.timeout)
 
-    def _run(self, loop: asyncio.AbstractEventLoop, api: MQClientAPI) -> Iterator[tuple[bytes, int, int]]:
+    async def _run(self, api: MQClientAPI) -> AsyncIterator[tuple[bytes, int, int]]:
         end = self.end
         nxt = self.start  # next offset owed to the caller
         issued = self.start  # first offset not yet requested
@@ -108,14 +129,14 @@ class RangePuller:
             while nxt < end:
                 while len(pending) < self.depth and issued < end:
                     n = min(self.batch, end - issued)
-                    pending.append((issued, n, loop.create_task(self._request(api, issued, n))))
+                    pending.append((issued, n, asyncio.create_task(self._request(api, issued, n))))
                     issued += n
                 off, n, task = pending.popleft()
                 if off + n <= nxt:  # covered already by a filtered answer that ran ahead
                     task.cancel()
                     continue
                 try:
-                    resp = loop.run_until_complete(task)
+                    resp = await task
                 except RemotingError as e:
                     raise ConnectorError(f"pulling {self._name()} at offset {off} from {self.addr} failed: {e}") from e
                 code = resp.code
@@ -145,13 +166,13 @@ class RangePuller:
                 if covered < off + n and covered >= nxt:
                     # a short answer: pull the gap before anything later
                     gap = off + n - covered
-                    pending.appendleft((covered, gap, loop.create_task(self._request(api, covered, gap))))
+                    pending.appendleft((covered, gap, asyncio.create_task(self._request(api, covered, gap))))
                 nxt = max(nxt, covered)
         finally:
             for _, _, t in pending:
                 t.cancel()
             if pending:
-                loop.run_until_complete(asyncio.gather(*(t for _, _, t in pending), return_exceptions=True))
+                await asyncio.gather(*(t for _, _, t in pending), return_exceptions=True)
 
     def _lost(self, planned: int, min_offset: int, next_begin: int) -> None:
         msg = (f"queue {self._name()}: messages from offset {planned} are gone (the broker's min offset is now "

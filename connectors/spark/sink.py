@@ -3,8 +3,8 @@
 Columns: ``body`` (binary or string; ``value`` accepted as an alias), optional
 ``topic`` (else the ``topic`` option), ``tags``, ``keys`` (string or array),
 ``properties`` (map), ``shardingKey`` (same key -> same queue, in order) and
-``delayTimeLevel``. Rows go out in SEND_BATCH_MESSAGE batches sized by bytes,
-a few in flight, and a task ends only when every send answered SEND_OK: at least
+``delayTimeLevel``. Rows are encoded as batch entries in Arrow (sink_entries)
+and go out in SEND_BATCH_MESSAGE batches cut by their exact size, a few in flight, and a task ends only when every send answered SEND_OK: at least
 once. Every message gets a UNIQ_KEY derived from (query, batch, partition,
 row), so a retried task sends the same keys again and duplicates can be
 recognised downstream.
@@ -26,8 +26,8 @@ except ImportError:  # PySpark 4.0: rows
 
 from connectors.spark.errors import ConnectorError
 from connectors.spark.options import SinkOptions
-from connectors.spark.row_messages import SinkColumns, row_messages
 from connectors.spark.send_pipeline import SendPipeline
+from connectors.spark.sink_entries import SinkColumns, encode_entries
 from remoting import run as run_loop
 
 __all__ = ["RocketMQWriter", "RocketMQStreamWriter", "check_sink_schema", "uniq_key_prefix"]
@@ -83,11 +83,12 @@ def _task_scope(job_scope: str) -> tuple[str, int]:
 
 def write_rows(opts: SinkOptions, schema, rows, job_scope: str) -> SentCount:
     scope, partition = _task_scope(job_scope)
-    msgs = row_messages(rows, SinkColumns(schema), opts.topic, uniq_key_prefix(scope, partition))
+    chunks = encode_entries(rows, SinkColumns(schema), opts.topic, uniq_key_prefix(scope, partition))
     pipeline = SendPipeline(opts.name_server, opts.producer_group, batch_bytes=opts.batch_bytes,
                             batch_size=opts.batch_size, depth=opts.in_flight, timeout=opts.timeout,
+                            max_message_size=opts.max_message_size,
                             instance=f"spark-{os.getpid()}-{partition}-{uuid.uuid4().hex[:8]}")
-    return SentCount(run_loop(pipeline.send_all(msgs)))
+    return SentCount(run_loop(pipeline.send_all(chunks)))
 
 
 class RocketMQWriter(DataSourceArrowWriter):

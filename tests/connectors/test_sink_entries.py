@@ -1,4 +1,4 @@
-"""The sink's row -> message conversion, without Spark: Arrow record batches and Rows give the same messages."""
+"""The sink's rows -> batch entries, without Spark: Arrow record batches and Rows give the same entries."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import pytest
 pa = pytest.importorskip("pyarrow", reason="pyarrow is not installed")
 types = pytest.importorskip("pyspark.sql.types", reason="pyspark is not installed")
 
+from common.message import decode_batch_body  # noqa: E402
 from connectors.spark.errors import ConnectorError  # noqa: E402
-from connectors.spark.row_messages import ROW_CHUNK, SinkColumns, row_messages  # noqa: E402
 from connectors.spark.sink import uniq_key_prefix  # noqa: E402
+from connectors.spark.sink_entries import ROW_CHUNK, SinkColumns, encode_entries  # noqa: E402
 
 SCHEMA = types.StructType([
     types.StructField("Value", types.StringType()),
@@ -25,6 +26,26 @@ ROWS = [
     ("b", "Other", None, None, None, None, 3),
     ("c", None, "", [], {}, None, 0),
 ]
+
+
+class _Msg:
+    def __init__(self, topic, body, properties, delay):
+        self.topic, self.body, self.properties, self.delay_time_level = topic, body, properties, delay
+
+
+def row_messages(items, cols, default_topic, prefix):
+    """(message, sharding key) per row, decoded back from the encoded entries."""
+    out = []
+    for ch in encode_entries(items, cols, default_topic, prefix):
+        n = len(ch.entries)
+        body = b"".join(ch.entries.to_pylist())
+        entries = decode_batch_body(body)
+        assert len(entries) == n and ch.uniq.to_pylist() == [e.properties["UNIQ_KEY"] for e in entries]
+        topics = ch.topics or [ch.topic] * n
+        shards = ch.shards or [None] * n
+        delays = ch.delays or [0] * n
+        out.extend((_Msg(t, e.body, e.properties, d), s) for t, e, s, d in zip(topics, entries, shards, delays, strict=True))
+    return out
 
 
 def _view(out):
@@ -77,6 +98,7 @@ def test_bad_rows_name_the_row(row, words):
     ((b"",), "row 0: the message body length is zero"),
     (("x", {"k": "a\x02b"}), "row 0: property 'k' contains a separator character"),
     (("x", None, "Tag\x01A"), "row 0: property 'TAGS' contains a separator character"),
+    (("x", {"k": "v" * 40000}), "row 0: the properties take 400[0-9]{2} bytes, more than 32767"),
 ])
 def test_entries_the_batch_sender_will_not_check_are_refused_here(row, words):
     schema = types.StructType([types.StructField("body", types.BinaryType()),
