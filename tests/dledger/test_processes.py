@@ -99,7 +99,9 @@ async def test_separate_processes_fail_over_and_recover(tmp_path, procs):
         members[leader] = procs.start(leader + "-again", ["-m", "dledger", "-c", str(conf)])
         members[leader].wait_port(ports[leader])
         await async_wait_until(lambda: find_leader(client, addrs), timeout=30, what="all agree again")
-        assert "role FOLLOWER" in members[leader].output()
+        # the role line is printed by the role-change callback, which may run after METADATA answered
+        await async_wait_until(lambda: "role FOLLOWER" in members[leader].output(), timeout=10,
+                               what="the restarted member printing its FOLLOWER role")
         out = await append(client, addrs[new], new, b"with all three")
         assert out["code"] == C.SUCCESS
         # Refused on a follower, with the leader named.
