@@ -73,6 +73,38 @@ static inline void wr_u64(uint8_t *p, uint64_t v)
     wr_u32(p + 4, (uint32_t)v);
 }
 
+/* A CommitLog record's header, from TOTALSIZE to BODYLENGTH (the MAGICCODE slot at +4 is left for the
+ * caller to write last: a reader that sees the magic sees a whole record). The one writer of that
+ * layout for the three record encoders below. */
+typedef struct {
+    uint32_t size, crc, queue_id, flag, sys_flag, born_port, store_port, reconsume, body_len;
+    uint64_t queue_offset, physical_offset, born_ts, store_ts, prepared;
+    const Py_buffer *born_addr, *store_addr;
+} record_head;
+
+static inline void write_record_head(uint8_t *h, const record_head *r)
+{
+    wr_u32(h, r->size);
+    wr_u32(h + 8, r->crc);
+    wr_u32(h + 12, r->queue_id);
+    wr_u32(h + 16, r->flag);
+    wr_u64(h + 20, r->queue_offset);
+    wr_u64(h + 28, r->physical_offset);
+    wr_u32(h + 36, r->sys_flag);
+    wr_u64(h + 40, r->born_ts);
+    h += HEAD_SIZE;
+    memcpy(h, r->born_addr->buf, (size_t)r->born_addr->len);
+    wr_u32(h + r->born_addr->len, r->born_port);
+    h += r->born_addr->len + 4;
+    wr_u64(h, r->store_ts);
+    memcpy(h + 8, r->store_addr->buf, (size_t)r->store_addr->len);
+    wr_u32(h + 8 + r->store_addr->len, r->store_port);
+    h += 8 + r->store_addr->len + 4;
+    wr_u32(h, r->reconsume);
+    wr_u64(h + 4, r->prepared);
+    wr_u32(h + 12, r->body_len);
+}
+
 /* -- java_hash ------------------------------------------------------------------------ */
 
 /* String.hashCode() over the UTF-16 code units of a ready str, unsigned 32-bit. */
@@ -1411,25 +1443,13 @@ static PyObject *encode_records(PyObject *module, PyObject *args)
         Py_ssize_t at = r->at;
         uint8_t *h = b + at;
 
-        wr_u32(h, (uint32_t)r->size);
-        wr_u32(h + 8, crcs[i]);
-        wr_u32(h + 12, (uint32_t)queue_id);
-        wr_u32(h + 16, (uint32_t)r->flag);
-        wr_u64(h + 20, (uint64_t)first_qoff + (uint64_t)i);
-        wr_u64(h + 28, (uint64_t)file_base + (uint64_t)at);
-        wr_u32(h + 36, (uint32_t)sys_flag);
-        wr_u64(h + 40, (uint64_t)born_ts);
-        h += HEAD_SIZE;
-        memcpy(h, baddr.buf, (size_t)baddr.len);
-        wr_u32(h + baddr.len, (uint32_t)born_port);
-        h += baddr.len + 4;
-        wr_u64(h, (uint64_t)store_ts);
-        memcpy(h + 8, saddr.buf, (size_t)saddr.len);
-        wr_u32(h + 8 + saddr.len, (uint32_t)store_port);
-        h += 8 + saddr.len + 4;
-        wr_u32(h, (uint32_t)reconsume);
-        wr_u64(h + 4, (uint64_t)prepared);
-        wr_u32(h + 12, (uint32_t)r->blen);
+        const record_head head = {
+            (uint32_t)r->size, crcs[i], (uint32_t)queue_id, (uint32_t)r->flag, (uint32_t)sys_flag,
+            (uint32_t)born_port, (uint32_t)store_port, (uint32_t)reconsume, (uint32_t)r->blen,
+            (uint64_t)first_qoff + (uint64_t)i, (uint64_t)file_base + (uint64_t)at, (uint64_t)born_ts,
+            (uint64_t)store_ts, (uint64_t)prepared, &baddr, &saddr,
+        };
+        write_record_head(h, &head);
         wr_u32(b + at + 4, (uint32_t)MESSAGE_MAGIC_CODE); /* the magic last */
     }
     res = Py_BuildValue("(nO)", pos + total_all, positions);
@@ -1542,25 +1562,15 @@ static PyObject *write_record(PyObject *module, PyObject *const *args, Py_ssize_
         q[1] = (uint8_t)props->len;
         memcpy(q + 2, props->buf, (size_t)props->len);
         h = b;
-        wr_u32(h, (uint32_t)total);
-        wr_u32(h + 8, (uint32_t)crc);
-        wr_u32(h + 12, (uint32_t)qid);
-        wr_u32(h + 16, (uint32_t)flag);
-        wr_u64(h + 20, (uint64_t)qoff);
-        wr_u64(h + 28, (uint64_t)phys);
-        wr_u32(h + 36, (uint32_t)sys_flag);
-        wr_u64(h + 40, (uint64_t)born_ts);
-        h += HEAD_SIZE;
-        memcpy(h, baddr->buf, (size_t)baddr->len);
-        wr_u32(h + baddr->len, (uint32_t)born_port);
-        h += baddr->len + 4;
-        wr_u64(h, (uint64_t)store_ts);
-        memcpy(h + 8, saddr->buf, (size_t)saddr->len);
-        wr_u32(h + 8 + saddr->len, (uint32_t)store_port);
-        h += 8 + saddr->len + 4;
-        wr_u32(h, (uint32_t)reconsume);
-        wr_u64(h + 4, (uint64_t)prepared);
-        wr_u32(h + 12, (uint32_t)body->len);
+        {
+            const record_head head = {
+                (uint32_t)total, (uint32_t)crc, (uint32_t)qid, (uint32_t)flag, (uint32_t)sys_flag,
+                (uint32_t)born_port, (uint32_t)store_port, (uint32_t)reconsume, (uint32_t)body->len,
+                (uint64_t)qoff, (uint64_t)phys, (uint64_t)born_ts, (uint64_t)store_ts, (uint64_t)prepared,
+                baddr, saddr,
+            };
+            write_record_head(h, &head);
+        }
         wr_u32(b + 4, (uint32_t)MESSAGE_MAGIC_CODE); /* the magic last */
         res = PyLong_FromSsize_t((Py_ssize_t)pos + total);
     }
@@ -2043,25 +2053,13 @@ static PyObject *encode_batch(PyObject *module, PyObject *const *args, Py_ssize_
             const batch_entry *r = &e[i];
             uint8_t *h = b + r->at;
 
-            wr_u32(h, (uint32_t)r->size);
-            wr_u32(h + 8, r->crc);
-            wr_u32(h + 12, (uint32_t)qid);
-            wr_u32(h + 16, (uint32_t)r->flag);
-            wr_u64(h + 20, (uint64_t)first_qoff + (uint64_t)i);
-            wr_u64(h + 28, (uint64_t)file_base + (uint64_t)r->at);
-            wr_u32(h + 36, (uint32_t)sys_flag);
-            wr_u64(h + 40, (uint64_t)born_ts);
-            h += HEAD_SIZE;
-            memcpy(h, baddr->buf, (size_t)baddr->len);
-            wr_u32(h + baddr->len, (uint32_t)born_port);
-            h += baddr->len + 4;
-            wr_u64(h, (uint64_t)store_ts);
-            memcpy(h + 8, saddr->buf, (size_t)saddr->len);
-            wr_u32(h + 8 + saddr->len, (uint32_t)store_port);
-            h += 8 + saddr->len + 4;
-            wr_u32(h, (uint32_t)reconsume);
-            wr_u64(h + 4, (uint64_t)prepared);
-            wr_u32(h + 12, (uint32_t)r->blen);
+            const record_head head = {
+                (uint32_t)r->size, r->crc, (uint32_t)qid, (uint32_t)r->flag, (uint32_t)sys_flag,
+                (uint32_t)born_port, (uint32_t)store_port, (uint32_t)reconsume, (uint32_t)r->blen,
+                (uint64_t)first_qoff + (uint64_t)i, (uint64_t)file_base + (uint64_t)r->at, (uint64_t)born_ts,
+                (uint64_t)store_ts, (uint64_t)prepared, baddr, saddr,
+            };
+            write_record_head(h, &head);
             wr_u32(b + r->at + 4, (uint32_t)MESSAGE_MAGIC_CODE);
         }
         /* the put's msgIds: prefix + 16 hex digits of each record's offset, comma-joined */
