@@ -25,7 +25,6 @@ import time
 from collections.abc import Callable
 
 from common.fsync_worker import FsyncWorker
-from common.mapped_file import WARM_AHEAD
 from store.config import MessageStoreConfig
 from store.message_store import CommitLogBackend
 from store.store_checkpoint import StoreCheckpoint
@@ -253,10 +252,9 @@ class GroupCommitService:
     def _ensure_worker(self) -> FsyncWorker:
         worker = self.worker
         if worker is None:
-            # The worker also brings the next pages into the page cache (see FsyncWorker.ask): the
-            # loop's first writes to them then skip the allocating fault. Farther ahead than a
-            # device's readahead window (8 MiB on some), so the loop's faults never start one.
-            worker = self.worker = FsyncWorker(ahead=16 * WARM_AHEAD)
+            # No page-cache fill by the worker (FsyncWorker's ``ahead``): the CommitLog writes
+            # zeros ahead of its writer itself (MappedFile.warm_ahead), so the pages are cached.
+            worker = self.worker = FsyncWorker(ahead=0)
             self._loop_now().add_reader(worker.fileno(), self._on_round)
         return worker
 
