@@ -129,19 +129,19 @@ class SendPutBatcher:
         then = self._put_list_then
         if then is not None:
             received_at = conn.received_at
+            self._inflight += 1  # before the call: the callback may come at once
             try:
-                if self._inflight == 0:
-                    # the server's stop waits for this (as for a task) before closing connections
-                    self._drained = asyncio.get_running_loop().create_future()
-                    conn.spawn(self._drained)
-                self._inflight += 1
                 queued = then(msgs, lambda results: self._durable(pending, results, received_at))
             except Exception as e:  # noqa: BLE001 - every queued sender gets SYSTEM_ERROR
                 self._settle(pending, None, e, received_at)
                 return
             if queued:
+                if self._inflight and self._drained is None:
+                    # the server's stop waits for this (as for a task) before closing connections
+                    self._drained = asyncio.get_running_loop().create_future()
+                    conn.spawn(self._drained)
                 return
-            self._left()
+            self._inflight -= 1
         conn.spawn(self._put_pending(pending, msgs, conn.received_at))
 
     def _durable(self, pending: list, results: list, received_at: float) -> None:
