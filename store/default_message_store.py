@@ -479,15 +479,12 @@ class DefaultMessageStore:
 
     def put_message_list_then(self, msgs: list[MessageExtBrokerInner],
                               done: Callable[[list[PutMessageResult]], None]) -> bool:
-        """:meth:`put_message_list_async` without a coroutine: append now, ``done(results)`` once
-        the group commit covers them (perhaps at once). False, with nothing appended, when the
-        waits need the coroutine (DLedger, SYNC_MASTER replicas, flush services not started);
-        an append that fails raises here."""
-        waits = self.waits
-        if self.config.enableDLegerCommitLog or not waits.can_wait_then():
+        """:meth:`put_message_list_async` by callback: ``done(results)`` once durable (maybe at once);
+        False, nothing appended, when the waits need the coroutine (DLedger, replicas, not started)."""
+        if self.config.enableDLegerCommitLog or not self.waits.can_wait_then():
             return False
         results = self.put_message_list(msgs)
-        waits.wait_list_then(msgs, results, lambda: done(results))
+        self.waits.wait_list_then(msgs, results, lambda: done(results))
         return True
 
     async def put_message_async(self, msg: MessageExtBrokerInner) -> PutMessageResult:
