@@ -477,6 +477,16 @@ class DefaultMessageStore:
         await self.waits.wait_list(msgs, results)
         return results
 
+    def put_message_list_then(self, msgs: list[MessageExtBrokerInner],
+                              done: Callable[[list[PutMessageResult]], None]) -> bool:
+        """:meth:`put_message_list_async` by callback: ``done(results)`` once durable (maybe at once);
+        False, nothing appended, when the waits need the coroutine (DLedger, replicas, not started)."""
+        if self.config.enableDLegerCommitLog or not self.waits.can_wait_then():
+            return False
+        results = self.put_message_list(msgs)
+        self.waits.wait_list_then(msgs, results, lambda: done(results))
+        return True
+
     async def put_message_async(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Append, then (SYNC_FLUSH, WAIT not "false") wait for the group-commit fsync."""
         if self.config.enableDLegerCommitLog:

@@ -25,7 +25,6 @@ import time
 from collections.abc import Callable
 
 from common.fsync_worker import FsyncWorker
-from common.mapped_file import WARM_AHEAD
 from store.config import MessageStoreConfig
 from store.message_store import CommitLogBackend
 from store.store_checkpoint import StoreCheckpoint
@@ -142,13 +141,14 @@ class GroupCommitService:
     def __init__(self, commit_log: CommitLogBackend, checkpoint: StoreCheckpoint | None) -> None:
         self.commit_log = commit_log
         self.checkpoint = checkpoint
-        # (target offset, future, loop-time deadline), in arrival order
-        self._requests: list[tuple[int, asyncio.Future, float]] = []
+        # (target offset, future or None, loop-time deadline, callback or None), in arrival order
+        self._requests: list[tuple[int, asyncio.Future | None, float, Callable[[bool], None] | None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self.worker: FsyncWorker | None = None
         self._file = None  # the MappedFile whose descriptor _fd is, the last one asked for
         self._fd = -1
         self._asked = 0  # highest offset asked for
+        self._ask_soon = False  # an ask is due at the end of this loop turn
         # (asked offset, store time of the last record below it): the checkpoint's physic time
         self._marks: collections.deque[tuple[int, int]] = collections.deque()
         self._stopped = False
@@ -185,14 +185,32 @@ class GroupCommitService:
             return False
         loop = self._loop_now()
         fut = loop.create_future()
-        deadline = loop.time() + timeout_ms / 1000.0
-        self._requests.append((target, fut, deadline))
+        self._enqueue(target, fut, loop.time() + timeout_ms / 1000.0, None)
+        return fut
+
+    def flush_callback(self, target: int, timeout_ms: int, callback: Callable[[bool], None]) -> None:
+        """:meth:`flush_waiter` without a future: ``callback(ok)`` once the flushed offset is ≥
+        ``target`` (True) or ``timeout_ms`` passed (False); called at once when that is known now.
+        Callbacks run on the loop in the round's own wake-up, in arrival order, with no task or
+        loop iteration between the fsync and the answers."""
+        if self.commit_log.mapped_file_queue.flushed_where >= target:
+            callback(True)
+            return
+        if timeout_ms <= 0:
+            self.wakeup()
+            callback(False)
+            return
+        loop = self._loop_now()
+        self._enqueue(target, None, loop.time() + timeout_ms / 1000.0, callback)
+
+    def _enqueue(self, target: int, fut: asyncio.Future | None, deadline: float,
+                 callback: Callable[[bool], None] | None) -> None:
+        self._requests.append((target, fut, deadline, callback))
         if self._timer is None or deadline < self._timer_at:
             if self._timer is not None:
                 self._timer.cancel()
             self._arm(deadline)
         self._ask()
-        return fut
 
     # -- the worker ----------------------------------------------------------------------
 
@@ -202,7 +220,18 @@ class GroupCommitService:
         return self._loop
 
     def _ask(self) -> None:
-        """Ask the worker for everything appended so far (loop thread)."""
+        """Ask the worker for everything appended so far, at the end of this loop turn (loop thread).
+
+        The reads of one turn (every socket the poll found readable) share one round: asked
+        one by one, an idle worker would start a round for the first read alone and leave the
+        others to the next one. The ask waits for no timer and no other event, only for the
+        callbacks already due in this turn."""
+        if not self._ask_soon:
+            self._ask_soon = True
+            self._loop_now().call_soon(self._ask_now)
+
+    def _ask_now(self) -> None:
+        self._ask_soon = False
         q = self.commit_log.mapped_file_queue
         mf = q.get_last_mapped_file()
         if mf is None:
@@ -223,10 +252,9 @@ class GroupCommitService:
     def _ensure_worker(self) -> FsyncWorker:
         worker = self.worker
         if worker is None:
-            # The worker also brings the next pages into the page cache (see FsyncWorker.ask): the
-            # loop's first writes to them then skip the allocating fault. Farther ahead than a
-            # device's readahead window (8 MiB on some), so the loop's faults never start one.
-            worker = self.worker = FsyncWorker(ahead=16 * WARM_AHEAD)
+            # No page-cache fill by the worker (FsyncWorker's ``ahead``): the CommitLog writes
+            # zeros ahead of its writer itself (MappedFile.warm_ahead), so the pages are cached.
+            worker = self.worker = FsyncWorker(ahead=0)
             self._loop_now().add_reader(worker.fileno(), self._on_round)
         return worker
 
@@ -275,12 +303,9 @@ class GroupCommitService:
             return
         keep = []
         for req in reqs:
-            fut = req[1]
-            if fut.done():
-                continue
             if flushed >= req[0]:
-                fut.set_result(True)
-            else:
+                _answer(req, True)
+            elif req[3] is not None or not req[1].done():
                 keep.append(req)
         self._requests = keep
 
@@ -309,11 +334,10 @@ class GroupCommitService:
         earliest = None
         keep = []
         for req in self._requests:
-            fut = req[1]
-            if fut.done():
+            if req[3] is None and req[1].done():
                 continue
             if req[2] <= now:
-                fut.set_result(False)
+                _answer(req, False)
             else:
                 keep.append(req)
                 if earliest is None or req[2] < earliest:
@@ -331,7 +355,7 @@ class GroupCommitService:
             self._resolve(self.commit_log.mapped_file_queue.flushed_where)
             return
         fut = self._loop_now().create_future()
-        self._requests.append((target, fut, float("inf")))
+        self._requests.append((target, fut, float("inf"), None))
         self._ask()
         await fut
 
@@ -365,6 +389,20 @@ class GroupCommitService:
         self._stopped = True
         if self._stop_fut is not None and not self._stop_fut.done():
             self._stop_fut.set_result(None)
+
+
+def _answer(req: tuple, ok: bool) -> None:
+    """Tell one group-commit waiter (a future or a callback) whether its record is on disk."""
+    cb = req[3]
+    if cb is None:
+        fut = req[1]
+        if not fut.done():  # a waiter that gave up (cancelled) is skipped
+            fut.set_result(ok)
+        return
+    try:
+        cb(ok)
+    except Exception:  # one failing waiter must not keep the others of the round unanswered
+        log.exception("group commit callback failed")
 
 
 class FlushConsumeQueueService:

@@ -117,7 +117,8 @@ class SendMessageProcessor:
         self._put_list_async = store.put_message_list_async if batch_puts else None
         # rpc_latency: the batched answers are sent late, so the batcher times them (once per read)
         self._batcher = batcher = SendPutBatcher(self._put_list, self._put_list_async, self._response,
-                                                 self._puts_settled, rpc_latency)
+                                                 self._puts_settled, rpc_latency,
+                                                 store.put_message_list_then if batch_puts else None)
         # bound once: the per-message path makes no lookup through the batcher
         self._queue = batcher.queue
         self._append_pending = batcher.append_pending

@@ -4,13 +4,15 @@ The send processor checks and builds each message at once, then queues it here;
 the first queued send asks the connection to run a flush at the end of the read
 (``Connection.defer``), which appends the whole queue with one store call
 (``put_message_list``) and answers each send with the read's other responses.
-When the put must wait for durability (SYNC_FLUSH, SYNC_MASTER) the flush spawns
-one task that awaits ``put_message_list_async`` for the whole read: one wait
-instead of a task, a future and a timer per message.
+When the put must wait for durability (SYNC_FLUSH, SYNC_MASTER) the read's sends
+are answered from the group commit's round (``put_message_list_then``) or, where
+replicas are waited for too, by one task awaiting ``put_message_list_async``: one
+wait for the whole read instead of a task, a future and a timer per message.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -51,9 +53,13 @@ class SendPutBatcher:
         respond: Callable[..., RemotingCommand],
         settled: Callable[[int], None],
         rpc_latency: LateAnswerTimer | None = None,
+        put_list_then: Callable[[list, Callable[[list], None]], bool] | None = None,
     ):
         self._put_list = put_list
         self._put_list_async = put_list_async
+        self._put_list_then = put_list_then
+        self._inflight = 0  # reads answered by put_list_then's callback, not yet answered
+        self._drained: asyncio.Future | None = None  # done when _inflight comes back to 0
         self._respond = respond
         self._settled = settled
         self.pending: list[Pending] = []
@@ -109,15 +115,57 @@ class SendPutBatcher:
             self.answer(pending, results, None, received_at)
 
     def append_pending_async(self) -> None:
-        """Append the queued sends and wait for their durability in one task (end of a read)."""
-        pending, self.pending = self.pending, []
-        if pending:
-            conn = pending[0][0]
-            conn.spawn(self._put_pending(pending, conn.received_at))
+        """Append the queued sends and have them answered once durable (end of a read).
 
-    async def _put_pending(self, pending: list, received_at: float) -> None:
+        Where the store can (``put_list_then``: only the group commit to wait for), the answers
+        come from the group commit's round itself: no task per read, and each connection's
+        answers of one round leave in one write (``send_response`` buffers them until the loop's
+        next turn). Otherwise one task awaits ``put_list_async`` for the whole read."""
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        conn = pending[0][0]
+        msgs = [p[2] for p in pending]
+        then = self._put_list_then
+        if then is not None:
+            received_at = conn.received_at
+            self._inflight += 1  # before the call: the callback may come at once
+            try:
+                queued = then(msgs, lambda results: self._durable(pending, results, received_at))
+            except Exception as e:  # noqa: BLE001 - every queued sender gets SYSTEM_ERROR
+                self._settle(pending, None, e, received_at)
+                return
+            if queued:
+                if self._inflight and self._drained is None:
+                    # the server's stop waits for this (as for a task) before closing connections
+                    self._drained = asyncio.get_running_loop().create_future()
+                    conn.spawn(self._drained)
+                return
+            self._inflight -= 1
+        conn.spawn(self._put_pending(pending, msgs, conn.received_at))
+
+    def _durable(self, pending: list, results: list, received_at: float) -> None:
+        """``put_list_then``'s callback: the sends of one read are durable (or timed out)."""
+        self._settle(pending, results, None, received_at)
+
+    def _settle(self, pending: list, results: Any, error: BaseException | None, received_at: float) -> None:
         try:
-            results = await self._put_list_async([p[2] for p in pending])
+            self.answer(pending, results, error, received_at)
+        finally:
+            self._settled(len(pending))
+            self._left()
+
+    def _left(self) -> None:
+        """One read fewer waiting in the store; the last one lets a stopping server go on."""
+        self._inflight -= 1
+        if self._inflight == 0 and self._drained is not None:
+            if not self._drained.done():
+                self._drained.set_result(None)
+            self._drained = None
+
+    async def _put_pending(self, pending: list, msgs: list, received_at: float) -> None:
+        try:
+            results = await self._put_list_async(msgs)
         except Exception as e:  # noqa: BLE001 - every queued sender gets SYSTEM_ERROR
             self.answer(pending, None, e, received_at)
         else:
