@@ -82,6 +82,8 @@ class DLedgerMmapFileStore:
         # Recently written entries: the leader reads each new entry once per follower
         # right after appending it; serving those from memory skips index + decode.
         self._recent: dict[int, DLedgerEntry] = {}
+        # truncations and resets so far: a background syncer must not take rewritten bytes as synced
+        self.cuts = 0
         # on_misplaced_first_entry(pos, start): an empty log was offered a first entry at ``pos``
         # while its data starts at ``start`` (the owner explains; the append is refused anyway)
         self.on_misplaced_first_entry: Callable[[int, int], None] | None = None
@@ -284,6 +286,7 @@ class DLedgerMmapFileStore:
         # DLedger's rebuildWithPos: the data files restart in the file holding entry.pos, the
         # index files at the entry's unit; recovery finds this first entry via the index.
         self._recent.clear()
+        self.cuts += 1
         self.data.destroy()
         self.index.destroy()
         mf = self.data.get_last_mapped_file_or_create(entry.pos)
@@ -445,6 +448,7 @@ class DLedgerMmapFileStore:
 
     def _cut(self, first_removed: int, data_offset: int, new_end: int, new_end_term: int) -> None:
         self._recent.clear()
+        self.cuts += 1
         self._cut_queue(self.data, data_offset)
         self._cut_queue(self.index, first_removed * INDEX_UNIT_SIZE)
         self._end, self._end_term = new_end, new_end_term

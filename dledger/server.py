@@ -36,6 +36,7 @@ from common.util import now_ms
 from dledger.config import DLedgerConfig
 from dledger.core import DLedgerCore, Ready
 from dledger.entry import DLedgerEntry
+from dledger.flush_data_service import FileSyncer
 from dledger.member_state import load_term_file, save_term_file
 from dledger.metrics import DLedgerTimings
 from dledger.mmap_file_store import DLedgerMmapFileStore
@@ -123,6 +124,7 @@ class DLedgerServer:
         self._owns_storage = storage is None
         self.async_flush = async_flush
         self._flusher: asyncio.Task | None = None
+        self.syncers: list[FileSyncer] = []  # the flush loop's (data, index) for a file store
         self.on_role_change = on_role_change
         self.on_committed = on_committed
         self.on_commit_index = on_commit_index
@@ -302,18 +304,31 @@ class DLedgerServer:
 
     # ------------------------------------------------------------------ the loop
     async def _flush_loop(self) -> None:
-        """DLedger's FlushDataService: flush the written entries every ``flushFileInterval``
-        ms on an executor thread (the mapped files' flush releases the GIL)."""
+        """DLedger's FlushDataService: flush the written entries every ``flushFileInterval`` ms
+        in the background: a file store's through its syncers (dledger.flush_data_service), any
+        other storage, or a round a syncer declines, on an executor thread (the mapped files'
+        flush releases the GIL)."""
         loop = asyncio.get_running_loop()
         interval = max(self.config.flushFileInterval, 1) / 1000.0
-        while not self._stopped:
-            await asyncio.sleep(interval)
-            if self._stopped:
-                return
-            try:
-                await loop.run_in_executor(None, self._storage.flush)
-            except Exception:  # noqa: BLE001 - keep flushing
-                log.exception("dledger %s: flush failed", self.config.selfId)
+        st = self._storage
+        syncers = self.syncers = (
+            [FileSyncer(st.data, lambda: st.cuts), FileSyncer(st.index, lambda: st.cuts)]
+            if isinstance(st, DLedgerMmapFileStore) else [])
+        try:
+            while not self._stopped:
+                await asyncio.sleep(interval)
+                if self._stopped:
+                    return
+                try:
+                    # both asked (no short cut): a declined one starts afresh next round
+                    if syncers and all([s.request() for s in syncers]):
+                        continue
+                    await loop.run_in_executor(None, st.flush)
+                except Exception:  # noqa: BLE001 - keep flushing
+                    log.exception("dledger %s: flush failed", self.config.selfId)
+        finally:
+            for s in syncers:
+                s.close()  # a round under way finishes; stop() flushes the storage itself
 
     async def _tick_loop(self) -> None:
         """One core tick per ``tickIntervalMs`` of wall time: a loop that ran late (busy with

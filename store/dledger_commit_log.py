@@ -54,7 +54,7 @@ from dledger.mmap_file_store import DLedgerMmapFileStore
 from dledger.protocol import DLedgerError, Role
 from dledger.protocol import DLedgerResponseCode as C
 from dledger.server import DLedgerServer
-from store.commit_log import CommitLog, TagsCodeCalculator, pickup_store_timestamp
+from store.commit_log import END_FILE_MIN_BLANK_LENGTH, CommitLog, TagsCodeCalculator, pickup_store_timestamp
 from store.config import MessageStoreConfig
 from store.dispatch import CommitLogDispatcher, DispatchRequest
 from store.dledger_bridge import dledger_config_from_store, put_status_for
@@ -76,13 +76,16 @@ _UNCONFIRMED_MAX = 10_000
 class _Scratch:
     """Stands in for a mapped file so the base encoder writes records into a buffer."""
 
-    __slots__ = ("mm", "wrote_position", "committed_position", "file_from_offset", "file_size", "store_timestamp")
+    __slots__ = ("mm", "wrote_position", "committed_position", "file_from_offset", "file_size", "store_timestamp",
+                 "warmed_to")
 
     def __init__(self, size: int) -> None:
         self.mm = bytearray(size)
         self.wrote_position = self.committed_position = 0
         self.file_from_offset = 0
-        self.file_size = size
+        # the encoders keep END_FILE_MIN_BLANK_LENGTH free at a file's end: room for exactly ``size`` bytes
+        self.file_size = size + END_FILE_MIN_BLANK_LENGTH
+        self.warmed_to = size  # nothing to warm; the batch encoder's room check reads it
         self.store_timestamp = 0
 
 

@@ -86,11 +86,17 @@ async def _run_appends(tmp_path, async_flush: bool):
         for i in range(30):
             last, _ = await ld.append(b"m%d" % i)
         await async_wait_until(lambda: all(s.committed_index >= last for s in servers), timeout=10)
+        def synced():  # fdatasync rounds of the background syncers (dledger.flush_data_service)
+            return [sum(x.rounds for x in s.syncers) for s in servers]
+
         await async_wait_until(
-            lambda: all(st.flush_threads for st in stores), timeout=5, what="every member flushed"
+            lambda: all(st.flush_threads or n for st, n in zip(stores, synced(), strict=True)), timeout=5,
+            what="every member flushed",
         )
         on_loop = [sum(t == loop_thread for t in st.flush_threads) for st in stores]
-        off_loop = [sum(t != loop_thread for t in st.flush_threads) for st in stores]
+        # off the loop: executor flushes and the syncers' rounds
+        off_loop = [sum(t != loop_thread for t in st.flush_threads) + n
+                    for st, n in zip(stores, synced(), strict=True)]
         return on_loop, off_loop, stores, cfgs, last
     finally:
         for s in servers:

@@ -212,3 +212,28 @@ async def test_upgrade_keeps_serving_the_old_commit_log(tmp_path):
         assert bodies(s) == want
     finally:
         await s.shutdown()
+
+
+async def test_batch_put_is_one_entry_per_message(tmp_path):
+    """A client batch in DLedger mode: each message its own entry, consecutive queue offsets (the batch
+    encoder writes into the scratch buffer that becomes the entry bodies)."""
+    from common.message import MessageExtBatch, encode_batch_body
+
+    s = await open_store(store_config(tmp_path, True))
+    try:
+        cl = s.commit_log
+        before = cl.storage.ledger_end_index
+        body = encode_batch_body([MessageExtBrokerInner(topic="B", body=b"b%d" % i) for i in range(3)])
+        batch = MessageExtBatch(topic="B", queue_id=0, born_host=("127.0.0.1", 5000),
+                                store_host=("127.0.0.1", 10911), body=body)
+        r = await s.put_messages_async(batch)
+        assert r.status is PutMessageStatus.PUT_OK and r.append_result.msg_num == 3
+        assert cl.storage.ledger_end_index == before + 3
+        offsets = [int(m[-16:], 16) for m in r.append_result.msg_id.split(",")]
+        for i, off in enumerate(offsets):
+            m = s.look_message_by_offset(off)
+            assert m.body == b"b%d" % i and m.queue_offset == i and m.commit_log_offset == off
+        await async_wait_until(lambda: s.get_max_offset_in_queue("B", 0) == 3, 5, what="dispatched")
+        assert bodies(s, "B") == [b"b0", b"b1", b"b2"]
+    finally:
+        await s.shutdown()
