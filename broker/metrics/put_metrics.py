@@ -10,7 +10,7 @@ integers there, with no lock and no label lookup. Only the event loop writes; th
 from __future__ import annotations
 
 from bisect import bisect_left as _bisect
-from collections.abc import Iterator
+from collections.abc import Container, Iterator, Sequence
 from typing import Any
 
 from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily
@@ -18,6 +18,7 @@ from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricF
 from common import mixall
 from common.message import MessageConst
 from common.metrics_exporter import LocalHistogram, histogram_family
+from store.message_store import PutMessageStatus
 
 __all__ = ["PutMetrics", "PullOffsets", "TopicPutSlot", "MESSAGE_TYPES", "MESSAGE_SIZE_BUCKETS"]
 
@@ -30,6 +31,7 @@ assert MESSAGE_SIZE_BUCKETS[:2] == (1024.0, 4096.0)  # on_put tests the first tw
 _SCHEDULE = mixall.SCHEDULE_TOPIC
 _HALF = mixall.RMQ_SYS_TRANS_HALF_TOPIC
 _SHARDING = MessageConst.SHARDING_KEY
+_PUT_OK = PutMessageStatus.PUT_OK
 
 
 class TopicPutSlot:
@@ -79,6 +81,37 @@ class PutMetrics:
         else:
             h.counts[_bisect(MESSAGE_SIZE_BUCKETS, size / nums)] += nums
         h.total += size
+
+    def on_puts(self, pending: Sequence[tuple], results: Sequence[Any], stored: Container[Any]) -> None:
+        """:meth:`on_put` for the single sends of one read, in one call (the send path's usual case):
+        ``pending`` the single sends as SendPutBatcher queues them (conn, request, msg, topic, size, queue id),
+        ``results`` the store's result for each, ``stored`` the statuses whose message was stored.
+        One loop over locals instead of a call per message: what makes metrics nearly free to send."""
+        last, s = self._last_topic, self._last_slot
+        slots = self.slots
+        bounds = MESSAGE_SIZE_BUCKETS
+        for (_conn, _req, msg, topic, size, _qid), r in zip(pending, results, strict=True):
+            ar = r.append_result
+            st = r.status
+            if ar is None or (st is not _PUT_OK and st not in stored):  # identity first: Enum hashing is Python
+                continue
+            if topic is not last:
+                s = slots.get(topic)
+                if s is None:
+                    s = slots[topic] = TopicPutSlot()
+                last = topic
+            kind = _NORMAL
+            t = msg.topic
+            if t is not topic and t != topic:
+                kind = _DELAY if t == _SCHEDULE else _TRANSACTION if t == _HALF else _NORMAL
+            elif _SHARDING in msg.properties:
+                kind = _FIFO
+            s.msgs[kind] += 1  # a single send: one message
+            s.bytes[kind] += size
+            h = s.size
+            h.counts[0 if size <= 1024 else 1 if size <= 4096 else _bisect(bounds, size)] += 1
+            h.total += size
+        self._last_topic, self._last_slot = last, s
 
     def collect(self) -> Iterator[CounterMetricFamily | HistogramMetricFamily]:
         names, base = self._names, self._base

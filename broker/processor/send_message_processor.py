@@ -22,6 +22,7 @@ from broker.processor.send_message_header import SendHeader, parse_send_header, 
 from broker.processor.send_message_remarks import (
     FAQ_SUGGEST,
     ILLEGAL_REMARK,
+    STORED_STATUS_NAMES,
     disk_util,
     java_parse_int,
     java_topic_config_string,
@@ -116,9 +117,11 @@ class SendMessageProcessor:
         self._put_list = store.put_message_list if batch_puts else None
         self._put_list_async = store.put_message_list_async if batch_puts else None
         # rpc_latency: the batched answers are sent late, so the batcher times them (once per read)
-        self._batcher = batcher = SendPutBatcher(self._put_list, self._put_list_async, self._response,
-                                                 self._puts_settled, rpc_latency,
-                                                 store.put_message_list_then if batch_puts else None)
+        self._batcher = batcher = SendPutBatcher(
+            self._put_list, self._put_list_async, self._response, self._puts_settled, rpc_latency,
+            store.put_message_list_then if batch_puts else None,
+            put_metrics, frozenset(PutMessageStatus[name] for name in STORED_STATUS_NAMES),
+        )
         # bound once: the per-message path makes no lookup through the batcher
         self._queue = batcher.queue
         self._append_pending = batcher.append_pending
@@ -445,7 +448,7 @@ class SendMessageProcessor:
         return self._response(req, result, topic, qid, size, msg)
 
     def _response(self, req: RemotingCommand, result: Any, topic: str, qid: int, size: int,
-                  msg: Any = None) -> RemotingCommand:
+                  msg: Any = None, recorded: bool = False) -> RemotingCommand:
         if result is None:
             return self._error(req, ResponseCode.SYSTEM_ERROR, "store putMessage return null")
         status = result.status
@@ -465,7 +468,7 @@ class SendMessageProcessor:
                 return self._error(req, code, remark)
         ar = result.append_result
         self.stats.inc_put(topic, ar.msg_num, size)
-        if self.put_metrics is not None:
+        if self.put_metrics is not None and not recorded:  # recorded: by the batcher, once per read
             self.put_metrics.on_put(topic, msg, ar.msg_num, size)
         ext = self._resp_base.copy()
         ext["msgId"] = ar.msg_id

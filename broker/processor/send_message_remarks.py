@@ -13,6 +13,7 @@ from remoting.codes import ResponseCode
 from store.config import MessageStoreConfig
 
 __all__ = [
+    "STORED_STATUS_NAMES",
     "ILLEGAL_REMARK",
     "put_status_to_response",
     "disk_util",
@@ -52,6 +53,8 @@ _STORED_CODES = {
     "FLUSH_SLAVE_TIMEOUT": ResponseCode.FLUSH_SLAVE_TIMEOUT,
     "SLAVE_NOT_AVAILABLE": ResponseCode.SLAVE_NOT_AVAILABLE,
 }
+#: the PutMessageStatus names whose message is stored (answered with its msgId, counted as a put)
+STORED_STATUS_NAMES = frozenset(_STORED_CODES)
 
 
 def put_status_to_response(status_name: str, max_message_size: int, disk: str = "") -> tuple[int, str | None, bool]:

@@ -41,3 +41,34 @@ def test_a_topic_dropped_by_the_refresh_starts_again_from_zero():
     assert set(pm.slots) == {"Kept"}
     pm.on_put("Gone", _Msg("Gone"), 1, 100)  # re-created after the delete: a fresh slot that scrapes see
     assert pm.slots["Gone"].msgs[0] == 1
+
+
+def test_one_reads_puts_in_one_call_count_as_one_call_per_put():
+    """on_puts (the send batcher's once-per-read call) gives what on_put per stored message gives:
+    types, sizes, topics; puts that were not stored are not counted."""
+    from types import SimpleNamespace
+
+    from store.message_store import PutMessageStatus as S
+
+    def result(status):
+        ar = SimpleNamespace(msg_num=1) if status is not S.CREATE_MAPEDFILE_FAILED else None
+        return SimpleNamespace(status=status, append_result=ar)
+
+    sends = [("A", _Msg("A"), 100, S.PUT_OK), ("A", _Msg("A", {"__SHARDINGKEY": "k"}), 5000, S.PUT_OK),
+             ("B", _Msg(mixall.SCHEDULE_TOPIC), 2000, S.FLUSH_DISK_TIMEOUT),
+             ("B", _Msg(mixall.RMQ_SYS_TRANS_HALF_TOPIC), 600 * 1024, S.PUT_OK),
+             ("A", _Msg("A"), 70, S.MESSAGE_ILLEGAL), ("A", _Msg("A"), 80, S.CREATE_MAPEDFILE_FAILED),
+             ("A", _Msg("A"), 4096, S.SLAVE_NOT_AVAILABLE)]
+    stored = {S.PUT_OK, S.FLUSH_DISK_TIMEOUT, S.FLUSH_SLAVE_TIMEOUT, S.SLAVE_NOT_AVAILABLE}
+    one = PutMetrics({"cluster": "c"})
+    for topic, msg, size, status in sends:
+        if status in stored:
+            one.on_put(topic, msg, 1, size)
+    bulk = PutMetrics({"cluster": "c"})
+    pending = [(None, None, msg, topic, size, 0) for topic, msg, size, _st in sends]
+    bulk.on_puts(pending, [result(st) for *_x, st in sends], stored)
+    assert set(bulk.slots) == set(one.slots) == {"A", "B"}
+    for t in ("A", "B"):
+        a, b = one.slots[t], bulk.slots[t]
+        assert (a.msgs, a.bytes, a.size.counts, a.size.total) == (b.msgs, b.bytes, b.size.counts, b.size.total)
+    assert bulk.slots["A"].msgs == [2, 1, 0, 0] and bulk.slots["B"].msgs == [0, 0, 1, 1]
