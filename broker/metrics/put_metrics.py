@@ -45,6 +45,14 @@ class TopicPutSlot:
         self.size = LocalHistogram(MESSAGE_SIZE_BUCKETS)
 
 
+def _add_run(s: TopicPutSlot, n: int, nb: int, c0: int, c1: int) -> None:
+    s.msgs[_NORMAL] += n
+    s.bytes[_NORMAL] += nb
+    counts = s.size.counts
+    counts[0] += c0
+    counts[1] += c1
+
+
 class PutMetrics:
     """Called by SendMessageProcessor for every stored put (``on_put``)."""
 
@@ -84,34 +92,48 @@ class PutMetrics:
 
     def on_puts(self, pending: Sequence[tuple], results: Sequence[Any], stored: Container[Any]) -> None:
         """:meth:`on_put` for the single sends of one read, in one call (the send path's usual case):
-        ``pending`` the single sends as SendPutBatcher queues them (conn, request, msg, topic, size, queue id),
-        ``results`` the store's result for each, ``stored`` the statuses whose message was stored.
-        One loop over locals instead of a call per message: what makes metrics nearly free to send."""
-        last, s = self._last_topic, self._last_slot
+        ``pending`` the single sends as SendPutBatcher queues them (conn, request, msg, topic, size,
+        queue id), ``results`` the store's result for each, ``stored`` the statuses whose message was
+        stored. A run of normal messages of one topic with sizes in the first two buckets is summed
+        in locals and added to the slot once: the per-message work is a few local additions."""
         slots = self.slots
-        bounds = MESSAGE_SIZE_BUCKETS
-        for (_conn, _req, msg, topic, size, _qid), r in zip(pending, results, strict=True):
-            ar = r.append_result
+        last: str | None = None
+        s: TopicPutSlot | None = None
+        n = nb = c0 = c1 = 0  # the current topic's run: normal messages, their bytes, bucket 0 / 1 counts
+        for p, r in zip(pending, results, strict=False):  # equal lengths: SendPutBatcher.answer checked
             st = r.status
-            if ar is None or (st is not _PUT_OK and st not in stored):  # identity first: Enum hashing is Python
+            if st is not _PUT_OK and (r.append_result is None or st not in stored):  # identity first
                 continue
+            msg, topic, size = p[2], p[3], p[4]
             if topic is not last:
+                if s is not None:
+                    _add_run(s, n, nb, c0, c1)
+                    n = nb = c0 = c1 = 0
                 s = slots.get(topic)
                 if s is None:
                     s = slots[topic] = TopicPutSlot()
                 last = topic
-            kind = _NORMAL
             t = msg.topic
             if t is not topic and t != topic:
                 kind = _DELAY if t == _SCHEDULE else _TRANSACTION if t == _HALF else _NORMAL
-            elif _SHARDING in msg.properties:
-                kind = _FIFO
-            s.msgs[kind] += 1  # a single send: one message
-            s.bytes[kind] += size
-            h = s.size
-            h.counts[0 if size <= 1024 else 1 if size <= 4096 else _bisect(bounds, size)] += 1
-            h.total += size
-        self._last_topic, self._last_slot = last, s
+            else:
+                kind = _FIFO if _SHARDING in msg.properties else _NORMAL
+            if kind == _NORMAL:
+                n += 1
+                nb += size
+            else:
+                s.msgs[kind] += 1  # type: ignore[union-attr]
+                s.bytes[kind] += size  # type: ignore[union-attr]
+            if size <= 1024:
+                c0 += 1
+            elif size <= 4096:
+                c1 += 1
+            else:
+                s.size.counts[_bisect(MESSAGE_SIZE_BUCKETS, size)] += 1  # type: ignore[union-attr]
+            s.size.total += size  # type: ignore[union-attr]
+        if s is not None:
+            _add_run(s, n, nb, c0, c1)
+        self._last_topic, self._last_slot = None, None  # on_put finds its slot again
 
     def collect(self) -> Iterator[CounterMetricFamily | HistogramMetricFamily]:
         names, base = self._names, self._base
