@@ -61,7 +61,7 @@ def ab_rounds(args) -> None:
         for mode in (("off", "on") if rep % 2 == 0 else ("on", "off")):
             order.append(mode)
             workdir = tempfile.mkdtemp(prefix="bench-metrics-")
-            broker, port, _ = start_broker(workdir, "ASYNC_FLUSH", _metrics_props(mode == "on", free_port()))
+            broker, port, _ = start_broker(workdir, "ASYNC_FLUSH", _metrics_props(mode == "on", free_port(), args.ab_refresh_ms))
             addr = f"127.0.0.1:{port}"
             try:
                 create_topic(addr, "BenchTopic", 8)
@@ -230,6 +230,8 @@ def main() -> None:
     ap.add_argument("--groups", type=int, default=200)
     ap.add_argument("--scrapes", type=int, default=20)
     ap.add_argument("--refresh-ms", type=int, default=1000)
+    ap.add_argument("--ab-refresh-ms", type=int, default=5000,
+                    help="metricsRefreshIntervalMillis of the A/B rounds (the broker default: 5000)")
     ap.add_argument("--probe-seconds", type=float, default=5.0)
     ap.add_argument("--skip-ab", action="store_true")
     ap.add_argument("--skip-scrape", action="store_true")
