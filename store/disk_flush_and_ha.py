@@ -74,18 +74,7 @@ class DiskFlushAndHA:
         """The waits of a list put, once for the whole list: the group commit up to the last record
         whose message waits and, on a SYNC_MASTER, the replicas. A message whose wait failed gets
         FLUSH_DISK_TIMEOUT (or the replication status) as :meth:`wait_one` would give it."""
-        waiting: list[PutMessageResult] = []
-        end = 0
-        no_wait = False
-        for m, r in zip(msgs, results, strict=True):
-            if not r.is_ok():
-                continue
-            if m.properties.get(MessageConst.WAIT) == "false":
-                no_wait = True
-                continue
-            waiting.append(r)
-            ar = r.append_result
-            end = max(end, ar.wrote_offset + ar.wrote_bytes)
+        waiting, end, no_wait = _waiting_puts(msgs, results)
         if self.config.flushDiskType is FlushDiskType.SYNC_FLUSH:
             if waiting and not await self.wait_flush(end):
                 for r in waiting:
@@ -118,18 +107,7 @@ class DiskFlushAndHA:
         statuses in ``results`` are final (perhaps at once), called from the group commit's round."""
         gc = self.group_commit
         assert gc is not None
-        waiting: list[PutMessageResult] = []
-        end = 0
-        no_wait = False
-        for m, r in zip(msgs, results, strict=True):
-            if not r.is_ok():
-                continue
-            if m.properties.get(MessageConst.WAIT) == "false":
-                no_wait = True
-                continue
-            waiting.append(r)
-            ar = r.append_result
-            end = max(end, ar.wrote_offset + ar.wrote_bytes)
+        waiting, end, no_wait = _waiting_puts(msgs, results)
         if no_wait:
             gc.wakeup()
         if not waiting:
@@ -157,3 +135,22 @@ class DiskFlushAndHA:
         except TimeoutError:
             return False
         return flushed >= end
+
+
+def _waiting_puts(msgs: list[MessageExtBrokerInner],
+                  results: list[PutMessageResult]) -> tuple[list[PutMessageResult], int, bool]:
+    """Of a list put: the stored results whose message waits (WAIT not "false"), the end offset of
+    the last of them, and whether a stored message does not wait."""
+    waiting: list[PutMessageResult] = []
+    end = 0
+    no_wait = False
+    for m, r in zip(msgs, results, strict=True):
+        if not r.is_ok():
+            continue
+        if m.properties.get(MessageConst.WAIT) == "false":
+            no_wait = True
+            continue
+        waiting.append(r)
+        ar = r.append_result
+        end = max(end, ar.wrote_offset + ar.wrote_bytes)
+    return waiting, end, no_wait
