@@ -120,26 +120,33 @@ def bench_metrics(n: int, repeat: int) -> None:
     conn = _Conn()
     hook = RpcLatencyHook(base)
     conn.received_at = time.perf_counter()
-    if hasattr(hook, "observe"):  # the send path times its answers once per read (16 sends a read here)
+    if hasattr(hook, "timer"):  # the send path times its answers once per read (16 sends a read here)
+        send_ok = hook.timer(int(RequestCode.SEND_MESSAGE_V2), 0)
+
         def one(i: int) -> None:
             if not i & 15:
                 conn.received_at = time.perf_counter()  # Connection's stamp of a read
-                hook.observe(int(RequestCode.SEND_MESSAGE_V2), 0, conn.received_at, 16)
+                send_ok(conn.received_at, 16)
     else:  # the earlier per-request hook: a start per request, matched by opaque at the late answer
         def one(i: int) -> None:
             hook.do_before_request(conn, reqs[i & 63])
             hook.do_after_response(conn, None, resps[i & 63])
 
     print(f"rpc latency of a send:    {timed(one, n, repeat):6.2f} us/request")
-    put = PutMetrics(base)
+    from broker.broker_stats_manager import BrokerStatsManager
+
+    stats = BrokerStatsManager("BenchCluster")
+    put = PutMetrics(base, stats)
 
     class _M:
         topic = "BenchTopic"
         properties = {"UNIQ_KEY": "x"}
 
     m = _M()
-    print(f"put counters (on_put):    {timed(lambda i: put.on_put('BenchTopic', m, 1, 1024), n, repeat):6.2f} "
+    print(f"put statistics (inc_put, metrics off): {timed(lambda i: stats.inc_put('BenchTopic', 1, 1024, m), n, repeat):6.2f} "
           "us/message")
+    print(f"put counters and statistics (on_put, metrics on): "
+          f"{timed(lambda i: put.on_put('BenchTopic', 1, 1024, m), n, repeat):6.2f} us/message")
 
 
 def main() -> None:

@@ -175,7 +175,7 @@ class BrokerController:
         )
         acl_hook, acl_manager, acl_watcher = _make_acl(bc)
         try:
-            recorders = make_request_path_metrics(bc)
+            recorders = make_request_path_metrics(bc, self.stats)
         except ConfigError as e:
             raise BrokerStartError(str(e)) from e
         fairs: list[FairDispatcher] = []

@@ -6,9 +6,12 @@ every 10 s), the last hour (every 10 min) and the last day (every hour). A
 window's ``sum`` is the growth between its first and last sample, ``tps`` that
 growth per second and ``avgpt`` the growth per call (a batch counts once).
 
-The put hot path touches one small list per topic (``[nums, size, calls]``); the
-counts reach the stats items only when someone looks (a sample, a read of an
-item or of the totals), so a send costs one dict lookup and three additions.
+The put hot path touches one small list per topic (``[nums, size, calls, first put ms]``);
+the counts reach the stats items only when someone looks (a sample, a read of an
+item or of the totals), so a send costs one dict lookup and three additions. The
+lists live as long as the broker and are zeroed in place when folded (on the event
+loop), so a caller that counts puts per topic itself (the Prometheus put counters)
+can hold its topic's list and add to it in the same call (:meth:`put_counter`).
 """
 
 from __future__ import annotations
@@ -141,34 +144,43 @@ class BrokerStatsManager:
         return it
 
     def get_item(self, name: str, key: str) -> StatsItem | None:
-        if self._put_pending:
-            self._fold_puts()
+        self._fold_puts()
         s = self.sets.get(name)
         return None if s is None else s.get(key)
 
     @property
     def put_total(self) -> int:
         """Messages put since start (msgPutTotalTodayNow)."""
-        if self._put_pending:
-            self._fold_puts()
+        self._fold_puts()
         return self._put_total
 
     def _fold_puts(self) -> None:
-        pending, self._put_pending = self._put_pending, {}
+        """Add the pending puts to the stats items and zero them in place (event loop only: the hot
+        path adds to the same lists)."""
+        if not self._put_pending:
+            return
         total = 0
         calls_all = 0
-        for topic, (nums, size, calls, first_ms) in pending.items():
+        for topic, c in self._put_pending.items():
+            calls = c[2]
+            if not calls:
+                continue
+            nums, size = c[0], c[1]
+            c[0] = c[1] = c[2] = 0
             # a new item starts at the first put, not at the fold (its rates count from there)
-            self._item(TOPIC_PUT_NUMS, topic, first_ms).add(nums, calls)
-            self._item(TOPIC_PUT_SIZE, topic, first_ms).add(size, calls)
+            self._item(TOPIC_PUT_NUMS, topic, c[3]).add(nums, calls)
+            self._item(TOPIC_PUT_SIZE, topic, c[3]).add(size, calls)
             total += nums
             calls_all += calls
-        self._put_total += total
-        self._broker_put.add(total, calls_all)
+        if calls_all:
+            self._put_total += total
+            self._broker_put.add(total, calls_all)
 
     # -- hot path ----------------------------------------------------------------
 
-    def inc_put(self, topic: str, nums: int, size: int) -> None:
+    def inc_put(self, topic: str, nums: int, size: int, msg: object = None) -> None:
+        """One stored put of ``nums`` messages, ``size`` body bytes (``msg``: unused here; the
+        signature is the send path's put recorder's, so either one can be called)."""
         c = self._put_pending.get(topic)
         if c is None:
             self._put_pending[topic] = [nums, size, 1, _now_ms()]
@@ -176,6 +188,14 @@ class BrokerStatsManager:
             c[0] += nums
             c[1] += size
             c[2] += 1
+
+    def put_counter(self, topic: str) -> list[int]:
+        """``topic``'s pending list (``[nums, size, calls, first put ms]``), for a caller that adds
+        to it as :meth:`inc_put` does, on the event loop; it is folded and zeroed there, never replaced."""
+        c = self._put_pending.get(topic)
+        if c is None:
+            c = self._put_pending[topic] = [0, 0, 0, _now_ms()]
+        return c
 
     def inc_get(self, group: str, topic: str, nums: int, size: int = 0) -> None:
         self.get_total += nums
@@ -192,8 +212,7 @@ class BrokerStatsManager:
         return it.minute_stats().tps if it is not None else 0.0
 
     def put_tps(self) -> float:
-        if self._put_pending:
-            self._fold_puts()
+        self._fold_puts()
         return self._broker_put.minute_stats().tps
 
     def get_tps(self) -> float:
@@ -201,8 +220,7 @@ class BrokerStatsManager:
 
     def sample(self) -> None:
         """Snapshot every item (call every 10 s)."""
-        if self._put_pending:
-            self._fold_puts()
+        self._fold_puts()
         now = _now_ms()
         for items in self.sets.values():
             for it in items.values():

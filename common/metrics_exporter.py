@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 import re
+import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -44,6 +45,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("metrics")
+_perf = time.perf_counter
 
 EXPORTER_TYPES = ("DISABLE", "PROM")
 _LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
@@ -115,6 +117,12 @@ class LocalHistogram:
     def observe(self, value: float, times: int = 1) -> None:
         self.counts[bisect_left(self.bounds, value)] += times
         self.total += value * times
+
+    def since(self, started: float, times: int = 1) -> None:
+        """Observe the milliseconds from ``started`` (a ``time.perf_counter()``) to now, ``times`` times."""
+        ms = (_perf() - started) * 1000.0
+        self.counts[bisect_left(self.bounds, ms)] += times
+        self.total += ms * times
 
     def buckets(self) -> list[tuple[str, int]]:
         acc = 0

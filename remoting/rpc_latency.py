@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left as _bisect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client.metrics_core import HistogramMetricFamily
@@ -92,6 +92,16 @@ class RpcLatencyHook:
         ms = (_perf() - received_at) * 1000.0
         h.counts[_bisect(RPC_LATENCY_BUCKETS_MS, ms)] += n
         h.total += ms * n
+
+    def timer(self, code: int, response_code: int) -> Callable[[float, int], None]:
+        """:meth:`observe` for one (code, response code), its histogram found now:
+        ``timer(code, rc)(received_at, n)`` records ``n`` answers sent now (the send path's
+        SUCCESS answers, once per read)."""
+        key = (code << 16) ^ (response_code & 0xFFFF)
+        h = self.histograms.get(key)
+        if h is None:
+            h = self._histogram(key, code, response_code)
+        return h.since
 
     def _histogram(self, key: int, code: int, response_code: int) -> LocalHistogram:
         h = self.histograms[key] = LocalHistogram(RPC_LATENCY_BUCKETS_MS)

@@ -8,11 +8,12 @@ tests one attribute for None.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 from broker.config import BrokerConfig
-from broker.metrics.put_metrics import PullOffsets, PutMetrics
+from broker.metrics.put_metrics import PullOffsets, PutCounterSource, PutMetrics
 from common.metrics_exporter import check_exporter_type, parse_metrics_label, validate_metrics_keys
 from remoting.rpc_latency import RpcLatencyHook
 
@@ -21,12 +22,14 @@ __all__ = ["RequestPathMetrics", "PutRecorder", "LateAnswerTimer", "PullOffsetRe
 
 
 class PutRecorder(Protocol):
-    def on_put(self, topic: str, msg: object, nums: int, size: int) -> None: ...
+    def on_put(self, topic: str, nums: int, size: int, msg: object = None) -> None: ...
 
 
 class LateAnswerTimer(Protocol):
     def observe(self, code: int, response_code: int, received_at: float, n: int = 1,
                 long_polling: bool = False) -> None: ...
+
+    def timer(self, code: int, response_code: int) -> Callable[[float, int], None]: ...
 
 
 class PullOffsetRecorder(Protocol):
@@ -48,10 +51,11 @@ def broker_base_labels(bc: BrokerConfig) -> dict[str, str]:
             **parse_metrics_label(bc.metricsLabel)}
 
 
-def make_request_path_metrics(bc: BrokerConfig) -> RequestPathMetrics | None:
-    """The recorders, or None when metrics are off; ConfigError naming the key for a bad metrics key."""
+def make_request_path_metrics(bc: BrokerConfig, stats: PutCounterSource) -> RequestPathMetrics | None:
+    """The recorders, or None when metrics are off; ConfigError naming the key for a bad metrics key.
+    ``stats``: the broker's put statistics, whose counts the put recorder keeps in the same call."""
     validate_metrics_keys(bc)
     if check_exporter_type(bc.metricsExporterType) != "PROM":
         return None
     labels = broker_base_labels(bc)
-    return RequestPathMetrics(PutMetrics(labels), RpcLatencyHook(labels), PullOffsets())
+    return RequestPathMetrics(PutMetrics(labels, stats), RpcLatencyHook(labels), PullOffsets())

@@ -22,7 +22,6 @@ from broker.processor.send_message_header import SendHeader, parse_send_header, 
 from broker.processor.send_message_remarks import (
     FAQ_SUGGEST,
     ILLEGAL_REMARK,
-    STORED_STATUS_NAMES,
     disk_util,
     java_parse_int,
     java_topic_config_string,
@@ -120,13 +119,14 @@ class SendMessageProcessor:
         self._batcher = batcher = SendPutBatcher(
             self._put_list, self._put_list_async, self._response, self._puts_settled, rpc_latency,
             store.put_message_list_then if batch_puts else None,
-            put_metrics, frozenset(PutMessageStatus[name] for name in STORED_STATUS_NAMES),
         )
         # bound once: the per-message path makes no lookup through the batcher
         self._queue = batcher.queue
         self._append_pending = batcher.append_pending
         self._append_pending_async = batcher.append_pending_async
-        self.put_metrics = put_metrics  # per-topic put counters when the Prometheus endpoint is on
+        # a stored put is counted by one call: the statistics' inc_put, or, with the Prometheus
+        # endpoint on, the metrics' on_put, which keeps the statistics' counts as well
+        self._count_put = put_metrics.on_put if put_metrics is not None else self.stats.inc_put
 
     def _puts_settled(self, n: int) -> None:
         self.waiting_puts -= n
@@ -448,7 +448,7 @@ class SendMessageProcessor:
         return self._response(req, result, topic, qid, size, msg)
 
     def _response(self, req: RemotingCommand, result: Any, topic: str, qid: int, size: int,
-                  msg: Any = None, recorded: bool = False) -> RemotingCommand:
+                  msg: Any = None) -> RemotingCommand:
         if result is None:
             return self._error(req, ResponseCode.SYSTEM_ERROR, "store putMessage return null")
         status = result.status
@@ -467,9 +467,7 @@ class SendMessageProcessor:
                     _REFUSALS.log((topic, status), "put to %s refused: %s (%s)", topic, status.name, result.remark)
                 return self._error(req, code, remark)
         ar = result.append_result
-        self.stats.inc_put(topic, ar.msg_num, size)
-        if self.put_metrics is not None and not recorded:  # recorded: by the batcher, once per read
-            self.put_metrics.on_put(topic, msg, ar.msg_num, size)
+        self._count_put(topic, ar.msg_num, size, msg)
         ext = self._resp_base.copy()
         ext["msgId"] = ar.msg_id
         ext["queueId"] = str(qid)

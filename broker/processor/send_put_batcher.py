@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Container
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from common.message import MessageExtBrokerInner
@@ -23,7 +23,7 @@ from remoting.command import RemotingCommand
 from remoting.connection import Connection
 
 if TYPE_CHECKING:  # the recorders' types only
-    from broker.metrics.request_path_metrics import LateAnswerTimer, PutRecorder
+    from broker.metrics.request_path_metrics import LateAnswerTimer
 
 __all__ = ["SendPutBatcher"]
 
@@ -40,8 +40,8 @@ Pending = tuple[Any, RemotingCommand, MessageExtBrokerInner, str, int, int]
 class SendPutBatcher:
     """Queues a read's single sends and appends them together when the read has been handled.
 
-    ``respond(req, result, topic, qid, size, msg, recorded)`` builds a send's answer from its put result
-    (``recorded``: the batcher feeds the metrics' put counters itself, once per read);
+    ``respond(req, result, topic, qid, size, msg)`` builds a send's answer from its put result (and
+    counts the put);
     ``settled(n)`` is told when ``n`` waiting puts are over (the processor counts them for its
     back-pressure). ``rpc_latency`` (a remoting.rpc_latency RpcLatencyHook) times the answers,
     which leave after the read's dispatch, when metrics are on.
@@ -55,8 +55,6 @@ class SendPutBatcher:
         settled: Callable[[int], None],
         rpc_latency: LateAnswerTimer | None = None,
         put_list_then: Callable[[list, Callable[[list], None]], bool] | None = None,
-        puts: PutRecorder | None = None,
-        stored: Container[Any] = (),
     ):
         self._put_list = put_list
         self._put_list_async = put_list_async
@@ -67,9 +65,8 @@ class SendPutBatcher:
         self._settled = settled
         self.pending: list[Pending] = []
         self.rpc_latency = rpc_latency
-        # the metrics' put counters, fed once per read (respond is then told not to record each)
-        self._puts = puts
-        self._stored = stored
+        # SEND_MESSAGE_V2 answered SUCCESS, the usual answer: its histogram found once, not per read
+        self._time_ok = rpc_latency.timer(_SEND_V2, _SUCCESS) if rpc_latency is not None else None
 
     def queue(self, conn: Connection, req: RemotingCommand, msg: MessageExtBrokerInner, topic: str, size: int,
               qid: int, flush: Any) -> None:
@@ -94,11 +91,9 @@ class SendPutBatcher:
                         lat.observe(req.code, _SYSTEM_ERROR, received_at)
             return
         response = self._respond
-        puts = self._puts
-        recorded = puts is not None
         ok = 0  # SEND_MESSAGE_V2 answered SUCCESS: timed together below (one histogram update a read)
         for (conn, req, msg, topic, size, qid), result in zip(pending, results, strict=True):
-            resp = response(req, result, topic, qid, size, msg, recorded)
+            resp = response(req, result, topic, qid, size, msg)
             if not req.flag & RPC_ONEWAY:
                 conn.send_response(resp)
                 if resp.code or req.code != _SEND_V2:
@@ -106,10 +101,8 @@ class SendPutBatcher:
                         lat.observe(req.code, resp.code, received_at)
                 else:
                     ok += 1
-        if ok and lat is not None:
-            lat.observe(_SEND_V2, _SUCCESS, received_at, ok)
-        if recorded:
-            puts.on_puts(pending, results, self._stored)
+        if ok and self._time_ok is not None:
+            self._time_ok(received_at, ok)
 
     def append_pending(self) -> None:
         """Append the queued sends with one store call and answer each (end of a read)."""

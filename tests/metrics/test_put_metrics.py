@@ -1,7 +1,9 @@
-"""PutMetrics' counters: message types, size buckets at their edges, and topics dropped by the refresh."""
+"""PutMetrics' counters: message types, size buckets at their edges, topics dropped by the refresh, the
+broker statistics they keep in the same call; the rpc latency timer of the send path."""
 
 from __future__ import annotations
 
+from broker.broker_stats_manager import TOPIC_PUT_NUMS, TOPIC_PUT_SIZE, BrokerStatsManager
 from broker.metrics.put_metrics import MESSAGE_SIZE_BUCKETS, PutMetrics
 from common import mixall
 
@@ -17,58 +19,70 @@ def _counts(pm: PutMetrics, topic: str) -> list[int]:
 
 
 def test_sizes_fall_in_their_buckets_and_types_are_told_apart():
-    pm = PutMetrics({"cluster": "c"})
+    pm = PutMetrics({"cluster": "c"}, BrokerStatsManager("c"))
     for size in (1, 1024, 1025, 4096, 4097, 512 * 1024, 512 * 1024 + 1, 5 * 1024 * 1024):
-        pm.on_put("T", _Msg("T"), 1, size)
+        pm.on_put("T", 1, size, _Msg("T"))
     assert _counts(pm, "T") == [2, 2, 2, 1, 0, 0, 1]
     assert len(MESSAGE_SIZE_BUCKETS) + 1 == len(_counts(pm, "T"))
-    pm.on_put("T", None, 4, 4 * 2000)  # a batch: each message at the mean size
+    pm.on_put("T", 4, 4 * 2000, None)  # a batch: each message at the mean size
     assert _counts(pm, "T")[1] == 6
-    pm.on_put("T", _Msg(mixall.SCHEDULE_TOPIC), 1, 10)
-    pm.on_put("T", _Msg(mixall.RMQ_SYS_TRANS_HALF_TOPIC), 1, 10)
-    pm.on_put("T", _Msg("T", {"__SHARDINGKEY": "k"}), 1, 10)
+    pm.on_put("T", 1, 10, _Msg(mixall.SCHEDULE_TOPIC))
+    pm.on_put("T", 1, 10, _Msg(mixall.RMQ_SYS_TRANS_HALF_TOPIC))
+    pm.on_put("T", 1, 10, _Msg("T", {"__SHARDINGKEY": "k"}))
     s = pm.slots["T"]
     assert s.msgs == [12, 1, 1, 1]  # normal, fifo, delay, transaction
     assert s.size.total == sum((1, 1024, 1025, 4096, 4097, 512 * 1024, 512 * 1024 + 1, 5 * 1024 * 1024)) + 8000 + 30
 
 
 def test_a_topic_dropped_by_the_refresh_starts_again_from_zero():
-    pm = PutMetrics({"cluster": "c"})
-    pm.on_put("Gone", _Msg("Gone"), 1, 100)
-    pm.on_put("Kept", _Msg("Kept"), 1, 100)
-    pm.on_put("Gone", _Msg("Gone"), 1, 100)
+    pm = PutMetrics({"cluster": "c"}, BrokerStatsManager("c"))
+    pm.on_put("Gone", 1, 100, _Msg("Gone"))
+    pm.on_put("Kept", 1, 100, _Msg("Kept"))
+    pm.on_put("Gone", 1, 100, _Msg("Gone"))
     pm.forget({"Kept"})
     assert set(pm.slots) == {"Kept"}
-    pm.on_put("Gone", _Msg("Gone"), 1, 100)  # re-created after the delete: a fresh slot that scrapes see
+    pm.on_put("Gone", 1, 100, _Msg("Gone"))  # re-created after the delete: a fresh slot that scrapes see
     assert pm.slots["Gone"].msgs[0] == 1
 
 
-def test_one_reads_puts_in_one_call_count_as_one_call_per_put():
-    """on_puts (the send batcher's once-per-read call) gives what on_put per stored message gives:
-    types, sizes, topics; puts that were not stored are not counted."""
-    from types import SimpleNamespace
+def test_on_put_keeps_the_broker_statistics_as_inc_put_does():
+    """With the endpoint on, the send path calls only on_put: the statistics (GET_BROKER_RUNTIME_INFO,
+    VIEW_BROKER_STATS_DATA, the lag refresh) must read what inc_put would have given them, also for puts
+    made after a fold (the statistics zero the list that on_put holds; they must not replace it)."""
+    plain, shared = BrokerStatsManager("c"), BrokerStatsManager("c")
+    pm = PutMetrics({"cluster": "c"}, shared)
+    puts = [("A", 1, 100), ("A", 1, 5000), ("B", 16, 16 * 1024), ("A", 1, 70)]
+    for round_ in range(3):
+        for topic, nums, size in puts:
+            plain.inc_put(topic, nums, size)
+            pm.on_put(topic, nums, size, _Msg(topic) if nums == 1 else None)
+        if round_ == 1:
+            plain.inc_put("C", 1, 9)  # a topic the statistics met first, then the metrics
+            shared.inc_put("C", 1, 9)
+            pm.on_put("C", 1, 9, _Msg("C"))
+            plain.inc_put("C", 1, 9)
+        assert shared.put_total == plain.put_total  # folds both
+    for name in (TOPIC_PUT_NUMS, TOPIC_PUT_SIZE):
+        for topic in ("A", "B", "C"):
+            a, b = plain.get_item(name, topic), shared.get_item(name, topic)
+            assert (a.value, a.times) == (b.value, b.times), (name, topic)
+    assert plain.put_total == shared.put_total == 3 * (1 + 1 + 16 + 1) + 2
+    assert pm.slots["A"].msgs[0] == 9 and pm.slots["B"].msgs[0] == 48
 
-    from store.message_store import PutMessageStatus as S
 
-    def result(status):
-        ar = SimpleNamespace(msg_num=1) if status is not S.CREATE_MAPEDFILE_FAILED else None
-        return SimpleNamespace(status=status, append_result=ar)
+def test_the_rpc_timer_of_one_code_pair_counts_n_answers_in_one_call():
+    import time
 
-    sends = [("A", _Msg("A"), 100, S.PUT_OK), ("A", _Msg("A", {"__SHARDINGKEY": "k"}), 5000, S.PUT_OK),
-             ("B", _Msg(mixall.SCHEDULE_TOPIC), 2000, S.FLUSH_DISK_TIMEOUT),
-             ("B", _Msg(mixall.RMQ_SYS_TRANS_HALF_TOPIC), 600 * 1024, S.PUT_OK),
-             ("A", _Msg("A"), 70, S.MESSAGE_ILLEGAL), ("A", _Msg("A"), 80, S.CREATE_MAPEDFILE_FAILED),
-             ("A", _Msg("A"), 4096, S.SLAVE_NOT_AVAILABLE)]
-    stored = {S.PUT_OK, S.FLUSH_DISK_TIMEOUT, S.FLUSH_SLAVE_TIMEOUT, S.SLAVE_NOT_AVAILABLE}
-    one = PutMetrics({"cluster": "c"})
-    for topic, msg, size, status in sends:
-        if status in stored:
-            one.on_put(topic, msg, 1, size)
-    bulk = PutMetrics({"cluster": "c"})
-    pending = [(None, None, msg, topic, size, 0) for topic, msg, size, _st in sends]
-    bulk.on_puts(pending, [result(st) for *_x, st in sends], stored)
-    assert set(bulk.slots) == set(one.slots) == {"A", "B"}
-    for t in ("A", "B"):
-        a, b = one.slots[t], bulk.slots[t]
-        assert (a.msgs, a.bytes, a.size.counts, a.size.total) == (b.msgs, b.bytes, b.size.counts, b.size.total)
-    assert bulk.slots["A"].msgs == [2, 1, 0, 0] and bulk.slots["B"].msgs == [0, 0, 1, 1]
+    from remoting.rpc_latency import RpcLatencyHook
+
+    hook = RpcLatencyHook({"cluster": "c"})
+    send_ok = hook.timer(310, 0)
+    send_ok(time.perf_counter(), 3)  # three answers of one read, well under a millisecond
+    send_ok(time.perf_counter() - 0.004, 2)  # two more, 4 ms old: the (3, 5] ms bucket
+    (h,) = hook.histograms.values()
+    assert h.counts[0] == 3 and h.counts[2] == 2 and sum(h.counts) == 5
+    assert 8.0 <= h.total < 9.5
+    assert hook.timer(310, 0) == send_ok  # the same histogram, not a second series
+    (fam,) = hook.collect()
+    labels = {s.labels["request_code"] for s in fam.samples}
+    assert labels == {"send_message_v2"}
