@@ -15,7 +15,13 @@ class _Msg:
 
 
 def _counts(pm: PutMetrics, topic: str) -> list[int]:
-    return list(pm.slots[topic].size.counts)
+    return list(pm.slots[topic].counts)
+
+
+def _by_type(pm: PutMetrics, name: str) -> dict[tuple[str, str], float]:
+    """``rocketmq_messages_in`` / ``rocketmq_throughput_in`` as collected: (topic, type) -> value."""
+    fam = next(f for f in pm.collect() if f.name == name)
+    return {(x.labels["topic"], x.labels["message_type"]): x.value for x in fam.samples}
 
 
 def test_sizes_fall_in_their_buckets_and_types_are_told_apart():
@@ -29,9 +35,16 @@ def test_sizes_fall_in_their_buckets_and_types_are_told_apart():
     pm.on_put("T", 1, 10, _Msg(mixall.SCHEDULE_TOPIC))
     pm.on_put("T", 1, 10, _Msg(mixall.RMQ_SYS_TRANS_HALF_TOPIC))
     pm.on_put("T", 1, 10, _Msg("T", {"__SHARDINGKEY": "k"}))
-    s = pm.slots["T"]
-    assert s.msgs == [12, 1, 1, 1]  # normal, fifo, delay, transaction
-    assert s.size.total == sum((1, 1024, 1025, 4096, 4097, 512 * 1024, 512 * 1024 + 1, 5 * 1024 * 1024)) + 8000 + 30
+    pm.on_put("T", 1, 10, _Msg("".join("T")))  # the topic by equality, another str object: still normal
+    sizes = sum((1, 1024, 1025, 4096, 4097, 512 * 1024, 512 * 1024 + 1, 5 * 1024 * 1024))
+    assert _by_type(pm, "rocketmq_messages_in") == {("T", "normal"): 13, ("T", "fifo"): 1, ("T", "delay"): 1,
+                                                   ("T", "transaction"): 1}
+    assert _by_type(pm, "rocketmq_throughput_in") == {("T", "normal"): sizes + 8000 + 10, ("T", "fifo"): 10,
+                                                     ("T", "delay"): 10, ("T", "transaction"): 10}
+    hist = next(f for f in pm.collect() if f.name == "rocketmq_message_size")
+    (total,) = [x.value for x in hist.samples if x.name.endswith("_sum")]
+    (count,) = [x.value for x in hist.samples if x.name.endswith("_count")]
+    assert (total, count) == (sizes + 8000 + 40, 16)
 
 
 def test_a_topic_dropped_by_the_refresh_starts_again_from_zero():
@@ -42,7 +55,7 @@ def test_a_topic_dropped_by_the_refresh_starts_again_from_zero():
     pm.forget({"Kept"})
     assert set(pm.slots) == {"Kept"}
     pm.on_put("Gone", 1, 100, _Msg("Gone"))  # re-created after the delete: a fresh slot that scrapes see
-    assert pm.slots["Gone"].msgs[0] == 1
+    assert _by_type(pm, "rocketmq_messages_in")[("Gone", "normal")] == 1
 
 
 def test_on_put_keeps_the_broker_statistics_as_inc_put_does():
@@ -67,7 +80,8 @@ def test_on_put_keeps_the_broker_statistics_as_inc_put_does():
             a, b = plain.get_item(name, topic), shared.get_item(name, topic)
             assert (a.value, a.times) == (b.value, b.times), (name, topic)
     assert plain.put_total == shared.put_total == 3 * (1 + 1 + 16 + 1) + 2
-    assert pm.slots["A"].msgs[0] == 9 and pm.slots["B"].msgs[0] == 48
+    counts = _by_type(pm, "rocketmq_messages_in")
+    assert counts[("A", "normal")] == 9 and counts[("B", "normal")] == 48
 
 
 def test_the_rpc_timer_of_one_code_pair_counts_n_answers_in_one_call():
