@@ -254,7 +254,7 @@ def ab_round(pool, args, addrs: list[str], pids: list[int], senders: int) -> Non
     sys.stdout.flush()
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--a-root", default=ROOT, help="checkout whose bin/mqbroker is broker A")
     ap.add_argument("--b-root", default=ROOT, help="checkout whose bin/mqbroker is broker B")
@@ -270,8 +270,18 @@ def main() -> None:
     ap.add_argument("--procs", type=int, default=4)
     ap.add_argument("--max-ops", type=int, default=5_000_000, help="cap on requests per round")
     ap.add_argument("--flush", default="ASYNC_FLUSH", choices=["ASYNC_FLUSH", "SYNC_FLUSH"])
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    compare(args)
+
+
+def compare(args: argparse.Namespace) -> None:
+    """Start both brokers, run one interleaved round per sender count, print the figures, stop them
+    (``args``: this module's options, also built by bench_metrics)."""
     confs = [parse_conf(args.a_conf), parse_conf(args.b_conf)]
     for c in confs:  # a metrics port of 0 would be taken by both: give each its own
         if c.get("metricsExporterType", "").upper() == "PROM" and "metricsPromExporterPort" not in c:
@@ -301,6 +311,10 @@ def main() -> None:
                 p.kill()
         for d in dirs:
             shutil.rmtree(d, ignore_errors=True)
+
+
+def options(argv: list[str] | None = None) -> argparse.Namespace:
+    return parser().parse_args(argv)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """What the Prometheus endpoint costs. Prints figures, asserts nothing.
 
-1. Hot path, A/B in one run: bench_broker's send rounds (1 KiB, 16 and 64 senders) against
-   a broker with metricsExporterType DISABLE (A) and PROM (B), alternated A B A B ...
-   (``--reps`` pairs, a fresh broker and store per round); medians of sends/s and of the
-   broker's CPU per message, and the relative difference.
+1. Hot path, A/B in one run: two brokers of this checkout, metricsExporterType DISABLE (A) and
+   PROM (B), both up, loaded in turn in 250 ms windows A B B A ... by the same senders (1 KiB,
+   16 and 64 senders, ``--ab-seconds`` each; bench/bench_ab.py): sends/s and broker CPU per
+   message of each, and B/A with 95 % intervals. ``--rounds``: the older form, a fresh broker
+   per round alternated A B, B A (``--reps`` pairs), medians.
 2. Scrape, with ``--topics`` topics (one message each) and ``--groups`` groups (each
    committing on ``--topics // --groups`` topics): the scrape's wall time (client side),
    size and series count; and how long the broker's event loop is held, seen as the round
@@ -12,8 +13,8 @@
 
 Usage::
 
-    .venv/bin/python bench/bench_metrics.py [--seconds 4] [--procs 4] [--reps 2] [--topics 1000] [--groups 200]
-        [--scrapes 20] [--skip-ab] [--skip-scrape]
+    .venv/bin/python bench/bench_metrics.py [--ab-seconds 60] [--procs 4] [--topics 1000] [--groups 200]
+        [--scrapes 20] [--skip-ab] [--skip-scrape] [--rounds [--seconds 4] [--reps 2]]
 """
 
 from __future__ import annotations
@@ -234,11 +235,24 @@ def main() -> None:
                     help="metricsRefreshIntervalMillis of the A/B rounds (the broker default: 5000)")
     ap.add_argument("--probe-seconds", type=float, default=5.0)
     ap.add_argument("--skip-ab", action="store_true")
+    ap.add_argument("--ab-seconds", type=float, default=60.0,
+                    help="hot path: length of each interleaved round (bench_ab: both brokers up, loaded in turn)")
+    ap.add_argument("--rounds", action="store_true",
+                    help="hot path: the older form, a fresh broker per round (--reps pairs of --seconds rounds); "
+                         "on a shared host its rounds move by more than the effect")
     ap.add_argument("--skip-scrape", action="store_true")
     args = ap.parse_args()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     if not args.skip_ab:
-        ab_rounds(args)
+        if args.rounds:
+            ab_rounds(args)
+        else:
+            from bench import bench_ab
+
+            # the same broker code twice, metrics off (A) and PROM (B), loaded in turn in short windows
+            bench_ab.compare(bench_ab.options([
+                "--b-conf", f"metricsExporterType=PROM,metricsRefreshIntervalMillis={args.ab_refresh_ms}",
+                "--seconds", str(args.ab_seconds), "--procs", str(args.procs)]))
     if not args.skip_scrape:
         probe_baseline(args)
         scrape_round(args)
