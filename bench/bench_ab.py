@@ -10,17 +10,22 @@ A B B A A B B A ..., every process switching at the same instants. A drift of th
 weighs on both alike, which rounds of several seconds run one after the other cannot promise:
 here the same code measured twice in separate rounds moved by ±15 %.
 
+Two processes of the same code also differ, by a percent or two and now and then more (memory
+layout, hash seed): ``--restarts N`` splits each round over N pairs of fresh brokers (new stores)
+and sums them, which averages that out.
+
 For each sender count: messages/s of each broker over its own windows; its CPU per message
 (utime+stime of all its threads, from /proc/<pid>/task/*/schedstat, read at every switch) over
 its active windows, and over the whole run (its idle windows included: periodic work counts
-too); and the ratios B/A of messages/s and of CPU per message over the active windows, each with
-a 95 % bootstrap interval (the window pairs drawn again with replacement).
+too); the ratios B/A of messages/s and of CPU per message over the active windows, each with
+a 95 % bootstrap interval (the process pairs drawn again with replacement, then the window pairs
+within them); and, with several process pairs, each pair's own ratio.
 
 Usage::
 
     .venv/bin/python bench/bench_ab.py [--a-root DIR] [--b-root DIR] [--a-conf k=v,k=v] [--b-conf k=v]
         [--senders 16,64] [--batch 1] [--body 1024] [--seconds 20] [--window 0.25] [--procs 4]
-        [--flush ASYNC_FLUSH|SYNC_FLUSH]
+        [--flush ASYNC_FLUSH|SYNC_FLUSH] [--restarts N]
 
 Bounded: every round lasts ``--seconds`` (plus a drain) and sends at most ``--max-ops`` requests.
 """
@@ -174,18 +179,22 @@ def _sample_cpu(pids: list[int], t0: float, window: float, nwin: int, out: list[
         out.append([run_ns(pid) for pid in pids])
 
 
-def _boot_ratio_ci(pairs: list[tuple[float, float, float, float]], reps: int = 2000) -> tuple[list[float], ...]:
-    """Bootstrap over window pairs (A msgs, A CPU, B msgs, B CPU): 95 % intervals of the whole-run
-    ratios B/A of messages/s and of CPU per message (pairs drawn with replacement)."""
+def _boot_ratio_ci(groups: list[list[tuple[float, float, float, float]]],
+                   reps: int = 2000) -> tuple[list[float], ...]:
+    """95 % intervals of the whole-run ratios B/A of messages/s and of CPU per message: the process
+    pairs drawn again with replacement, then the window pairs (A msgs, A CPU, B msgs, B CPU) within
+    each, so both a process's luck (memory layout, hash seed) and the windows' noise count."""
     rnd = random.Random(7)
+    groups = [g for g in groups if g]
     rates, cpus = [], []
     for _ in range(reps):
         am = ac = bm = bc = 0.0
-        for a_m, a_c, b_m, b_c in rnd.choices(pairs, k=len(pairs)):
-            am += a_m
-            ac += a_c
-            bm += b_m
-            bc += b_c
+        for g in rnd.choices(groups, k=len(groups)):
+            for a_m, a_c, b_m, b_c in rnd.choices(g, k=len(g)):
+                am += a_m
+                ac += a_c
+                bm += b_m
+                bc += b_c
         rates.append(bm / am)
         cpus.append((bc / bm) / (ac / am))
     rates.sort()
@@ -199,8 +208,9 @@ def _pct(xs: list[int], p: float) -> float:
     return xs[min(len(xs) - 1, int(p * len(xs)))] / 1000.0 if xs else float("nan")
 
 
-def ab_round(pool, args, addrs: list[str], pids: list[int], senders: int) -> None:
-    nwin = max(4, int(args.seconds / args.window) // 4 * 4)
+def ab_round(pool, args, addrs: list[str], pids: list[int], senders: int, seconds: float) -> dict:
+    """One interleaved round on the running brokers; the figures of each side, to sum over rounds."""
+    nwin = max(4, int(seconds / args.window) // 4 * 4)
     t0 = time.monotonic() + 0.5  # every worker connected before the first window
     per = max(1, senders // args.procs)
     total0 = [run_ns(pid) for pid in pids]
@@ -217,40 +227,58 @@ def ab_round(pool, args, addrs: list[str], pids: list[int], senders: int) -> Non
     n = min(len(r["per_window"]) for r in results)
     msgs = [sum(r["per_window"][k] for r in results) for k in range(n)]
     cpu = [(edges[k + 1][_ORDER[k % 4]] - edges[k][_ORDER[k % 4]]) / 1e3 for k in range(min(n, len(edges) - 1))]
-    side_msgs = [0, 0]
-    side_cpu = [0.0, 0.0]
-    side_win = [0, 0]
+    acc = {"msgs": [0, 0], "cpu": [0.0, 0.0], "win": [0, 0], "pairs": [], "whole": [0.0, 0.0],
+           "user": [0.0, 0.0], "kern": [0.0, 0.0]}
     for k in range(len(cpu)):
         s = _ORDER[k % 4]
-        side_msgs[s] += msgs[k]
-        side_cpu[s] += cpu[k]
-        side_win[s] += 1
+        acc["msgs"][s] += msgs[k]
+        acc["cpu"][s] += cpu[k]
+        acc["win"][s] += 1
     # pairs: windows (0,1), (2,3), ...: one of each broker, A B then B A
-    pairs = []
     for k in range(0, len(cpu) - 1, 2):
         a, b = (k, k + 1) if _ORDER[k % 4] == 0 else (k + 1, k)
         if msgs[a] and msgs[b]:
-            pairs.append((msgs[a], cpu[a], msgs[b], cpu[b]))
-    errors = [sum(r["errors"][i] for r in results) for i in range(2)]
-    lat = [[x for r in results for x in r["lat"][i]] for i in range(2)]
-    client = sum(r["cpu"] for r in results)
-    all_msgs = sum(msgs)
-    print(f"{senders} senders x {args.batch} msg(s) of {args.body} B, {len(cpu)} windows of {args.window * 1000:.0f} ms "
-          f"({len(pairs)} pairs); senders' CPU {client / max(all_msgs, 1) * 1e6:.1f} us/msg")
+            acc["pairs"].append((msgs[a], cpu[a], msgs[b], cpu[b]))
+    for i in range(2):
+        acc["whole"][i] = (total1[i] - total0[i]) / 1e3
+        acc["user"][i] = (ut1[i][0] - ut0[i][0]) * 1e6
+        acc["kern"][i] = (ut1[i][1] - ut0[i][1]) * 1e6
+    acc["errors"] = [sum(r["errors"][i] for r in results) for i in range(2)]
+    acc["lat"] = [[x for r in results for x in r["lat"][i]] for i in range(2)]
+    acc["client"] = sum(r["cpu"] for r in results)
+    return acc
+
+
+def _ratios(acc: dict) -> tuple[float, float]:
+    m, c, w = acc["msgs"], acc["cpu"], acc["win"]
+    return (m[1] / w[1]) / (m[0] / w[0]), (c[1] / m[1]) / (c[0] / m[0])
+
+
+def report(args, senders: int, rounds: list[dict]) -> None:
+    """Print one sender count's figures over every process pair's round."""
+    tot: dict = {k: [sum(r[k][i] for r in rounds) for i in range(2)]
+                 for k in ("msgs", "cpu", "win", "whole", "user", "kern", "errors")}
+    lat = [[x for r in rounds for x in r["lat"][i]] for i in range(2)]
+    groups = [r["pairs"] for r in rounds]
+    all_msgs = sum(tot["msgs"])
+    print(f"{senders} senders x {args.batch} msg(s) of {args.body} B, {sum(tot['win'])} windows of "
+          f"{args.window * 1000:.0f} ms ({sum(len(g) for g in groups)} pairs) over {len(rounds)} process pair(s); "
+          f"senders' CPU {sum(r['client'] for r in rounds) / max(all_msgs, 1) * 1e6:.1f} us/msg")
     for i, name in enumerate("AB"):
-        rate = side_msgs[i] / max(side_win[i] * args.window, 1e-9)
-        active = side_cpu[i] / max(side_msgs[i], 1)
-        whole = (total1[i] - total0[i]) / 1e3 / max(side_msgs[i], 1)
-        user, kern = ((ut1[i][j] - ut0[i][j]) * 1e6 / max(side_msgs[i], 1) for j in (0, 1))
-        print(f"  {name}: {rate:9.0f} msgs/s  broker CPU {active:6.2f} us/msg in its windows, {whole:6.2f} over the "
-              f"whole run (user {user:.1f}, kernel {kern:.1f})  p50 {_pct(lat[i], 0.5):.2f} ms p99 {_pct(lat[i], 0.99):.2f} ms  errors {errors[i]}")
-    if pairs and side_msgs[0] and side_msgs[1]:
-        rate_ci, cpu_ci = _boot_ratio_ci(pairs)
-        rate = (side_msgs[1] / side_win[1]) / (side_msgs[0] / side_win[0])
-        cpu_ratio = (side_cpu[1] / side_msgs[1]) / (side_cpu[0] / side_msgs[0])
+        n = max(tot["msgs"][i], 1)
+        print(f"  {name}: {tot['msgs'][i] / max(tot['win'][i] * args.window, 1e-9):9.0f} msgs/s  broker CPU "
+              f"{tot['cpu'][i] / n:6.2f} us/msg in its windows, {tot['whole'][i] / n:6.2f} over the whole run "
+              f"(user {tot['user'][i] / n:.1f}, kernel {tot['kern'][i] / n:.1f})  p50 {_pct(lat[i], 0.5):.2f} ms "
+              f"p99 {_pct(lat[i], 0.99):.2f} ms  errors {tot['errors'][i]}")
+    if all(g for g in groups) and tot["msgs"][0] and tot["msgs"][1]:
+        rate, cpu_ratio = _ratios(tot)
+        rate_ci, cpu_ci = _boot_ratio_ci(groups)
         for label, x, (lo, hi) in (("msgs/s", rate, rate_ci), ("CPU/msg", cpu_ratio, cpu_ci)):
             print(f"  B/A {label:8s} {(x - 1) * 100:+6.1f} %  (95 % interval {(lo - 1) * 100:+.1f} .. "
-                  f"{(hi - 1) * 100:+.1f} %, window pairs resampled)")
+                  f"{(hi - 1) * 100:+.1f} %)")
+        if len(rounds) > 1:
+            each = [_ratios(r) for r in rounds]
+            print("  B/A msgs/s of each process pair: " + ", ".join(f"{(x - 1) * 100:+.1f} %" for x, _ in each))
     sys.stdout.flush()
 
 
@@ -265,7 +293,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--senders", default="16,64", help="comma list: one round per sender count")
     ap.add_argument("--batch", type=int, default=1, help="messages per request (SEND_BATCH_MESSAGE when > 1)")
     ap.add_argument("--body", type=int, default=1024)
-    ap.add_argument("--seconds", type=float, default=20.0, help="length of each round (both brokers)")
+    ap.add_argument("--seconds", type=float, default=20.0,
+                    help="length of each sender count's round (both brokers), split over --restarts process pairs")
+    ap.add_argument("--restarts", type=int, default=1, help="process pairs: fresh brokers and stores for each")
     ap.add_argument("--window", type=float, default=0.25)
     ap.add_argument("--procs", type=int, default=4)
     ap.add_argument("--max-ops", type=int, default=5_000_000, help="cap on requests per round")
@@ -288,29 +318,37 @@ def compare(args: argparse.Namespace) -> None:
             c["metricsPromExporterPort"] = str(free_port())
             c.setdefault("metricsPromExporterHost", "127.0.0.1")
     print(f"A: {args.a_root} {confs[0] or ''} {args.a_env}\nB: {args.b_root} {confs[1] or ''} {args.b_env}")
-    dirs = [tempfile.mkdtemp(prefix="bench-ab-") for _ in range(2)]
-    procs: list[subprocess.Popen] = []
-    try:
-        addrs = []
-        envs = (parse_conf(args.a_env), parse_conf(args.b_env))
-        for root, d, c, e in zip((args.a_root, args.b_root), dirs, confs, envs, strict=True):
-            p, port = start_broker(root, d, args.flush, c, e)
-            procs.append(p)
-            addrs.append(f"127.0.0.1:{port}")
-            create_topic(addrs[-1], "BenchTopic", 8)
-        with mp.get_context("fork").Pool(args.procs) as pool:
-            for senders in (int(s) for s in args.senders.split(",")):
-                ab_round(pool, args, addrs, [p.pid for p in procs], senders)
-    finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
+    senders_list = [int(x) for x in args.senders.split(",")]
+    rounds: dict[int, list[dict]] = {n: [] for n in senders_list}
+    envs = (parse_conf(args.a_env), parse_conf(args.b_env))
+    with mp.get_context("fork").Pool(args.procs) as pool:
+        for _ in range(args.restarts):
+            # fresh processes each time: two processes of the same code differ by a percent or two
+            # (memory layout, hash seed); several pairs average that out and the interval shows it
+            dirs = [tempfile.mkdtemp(prefix="bench-ab-") for _ in range(2)]
+            procs: list[subprocess.Popen] = []
             try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        for d in dirs:
-            shutil.rmtree(d, ignore_errors=True)
+                addrs = []
+                for root, d, c, e in zip((args.a_root, args.b_root), dirs, confs, envs, strict=True):
+                    p, port = start_broker(root, d, args.flush, c, e)
+                    procs.append(p)
+                    addrs.append(f"127.0.0.1:{port}")
+                    create_topic(addrs[-1], "BenchTopic", 8)
+                for senders in senders_list:
+                    rounds[senders].append(ab_round(pool, args, addrs, [p.pid for p in procs], senders,
+                                                    args.seconds / args.restarts))
+            finally:
+                for p in procs:
+                    p.terminate()
+                for p in procs:
+                    try:
+                        p.wait(30)
+                    except subprocess.TimeoutExpired:
+                        p.kill()
+                for d in dirs:
+                    shutil.rmtree(d, ignore_errors=True)
+    for senders in senders_list:
+        report(args, senders, rounds[senders])
 
 
 def options(argv: list[str] | None = None) -> argparse.Namespace:

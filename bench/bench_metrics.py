@@ -2,7 +2,8 @@
 
 1. Hot path, A/B in one run: two brokers of this checkout, metricsExporterType DISABLE (A) and
    PROM (B), both up, loaded in turn in 250 ms windows A B B A ... by the same senders (1 KiB,
-   16 and 64 senders, ``--ab-seconds`` each; bench/bench_ab.py): sends/s and broker CPU per
+   16 and 64 senders, ``--ab-seconds`` each, split over ``--ab-restarts`` pairs of fresh
+   processes; bench/bench_ab.py): sends/s and broker CPU per
    message of each, and B/A with 95 % intervals. ``--rounds``: the older form, a fresh broker
    per round alternated A B, B A (``--reps`` pairs), medians.
 2. Scrape, with ``--topics`` topics (one message each) and ``--groups`` groups (each
@@ -13,7 +14,7 @@
 
 Usage::
 
-    .venv/bin/python bench/bench_metrics.py [--ab-seconds 60] [--procs 4] [--topics 1000] [--groups 200]
+    .venv/bin/python bench/bench_metrics.py [--ab-seconds 120] [--ab-restarts 4] [--procs 4] [--topics 1000] [--groups 200]
         [--scrapes 20] [--skip-ab] [--skip-scrape] [--rounds [--seconds 4] [--reps 2]]
 """
 
@@ -235,8 +236,10 @@ def main() -> None:
                     help="metricsRefreshIntervalMillis of the A/B rounds (the broker default: 5000)")
     ap.add_argument("--probe-seconds", type=float, default=5.0)
     ap.add_argument("--skip-ab", action="store_true")
-    ap.add_argument("--ab-seconds", type=float, default=60.0,
+    ap.add_argument("--ab-seconds", type=float, default=120.0,
                     help="hot path: length of each interleaved round (bench_ab: both brokers up, loaded in turn)")
+    ap.add_argument("--ab-restarts", type=int, default=4,
+                    help="hot path: the round split over this many pairs of fresh broker processes")
     ap.add_argument("--rounds", action="store_true",
                     help="hot path: the older form, a fresh broker per round (--reps pairs of --seconds rounds); "
                          "on a shared host its rounds move by more than the effect")
@@ -252,7 +255,7 @@ def main() -> None:
             # the same broker code twice, metrics off (A) and PROM (B), loaded in turn in short windows
             bench_ab.compare(bench_ab.options([
                 "--b-conf", f"metricsExporterType=PROM,metricsRefreshIntervalMillis={args.ab_refresh_ms}",
-                "--seconds", str(args.ab_seconds), "--procs", str(args.procs)]))
+                "--seconds", str(args.ab_seconds), "--restarts", str(args.ab_restarts), "--procs", str(args.procs)]))
     if not args.skip_scrape:
         probe_baseline(args)
         scrape_round(args)
