@@ -254,8 +254,8 @@ def _ratios(acc: dict) -> tuple[float, float]:
     return (m[1] / w[1]) / (m[0] / w[0]), (c[1] / m[1]) / (c[0] / m[0])
 
 
-def report(args, senders: int, rounds: list[dict]) -> None:
-    """Print one sender count's figures over every process pair's round."""
+def report(args, senders: int, rounds: list[dict]) -> tuple[float, float] | None:
+    """Print one sender count's figures over every process pair's round; (B/A msgs/s, B/A CPU/msg)."""
     tot: dict = {k: [sum(r[k][i] for r in rounds) for i in range(2)]
                  for k in ("msgs", "cpu", "win", "whole", "user", "kern", "errors")}
     lat = [[x for r in rounds for x in r["lat"][i]] for i in range(2)]
@@ -279,7 +279,10 @@ def report(args, senders: int, rounds: list[dict]) -> None:
         if len(rounds) > 1:
             each = [_ratios(r) for r in rounds]
             print("  B/A msgs/s of each process pair: " + ", ".join(f"{(x - 1) * 100:+.1f} %" for x, _ in each))
+        sys.stdout.flush()
+        return rate, cpu_ratio
     sys.stdout.flush()
+    return None
 
 
 def parser() -> argparse.ArgumentParser:
@@ -309,9 +312,10 @@ def main() -> None:
     compare(args)
 
 
-def compare(args: argparse.Namespace) -> None:
+def compare(args: argparse.Namespace) -> dict[int, tuple[float, float] | None]:
     """Start both brokers, run one interleaved round per sender count, print the figures, stop them
-    (``args``: this module's options, also built by bench_metrics)."""
+    (``args``: this module's options, also built by bench_metrics); per sender count, the ratios
+    B/A of msgs/s and of CPU per message."""
     confs = [parse_conf(args.a_conf), parse_conf(args.b_conf)]
     for c in confs:  # a metrics port of 0 would be taken by both: give each its own
         if c.get("metricsExporterType", "").upper() == "PROM" and "metricsPromExporterPort" not in c:
@@ -347,8 +351,7 @@ def compare(args: argparse.Namespace) -> None:
                         p.kill()
                 for d in dirs:
                     shutil.rmtree(d, ignore_errors=True)
-    for senders in senders_list:
-        report(args, senders, rounds[senders])
+    return {senders: report(args, senders, rounds[senders]) for senders in senders_list}
 
 
 def options(argv: list[str] | None = None) -> argparse.Namespace:

@@ -3,9 +3,10 @@
 1. Hot path, A/B in one run: two brokers of this checkout, metricsExporterType DISABLE (A) and
    PROM (B), both up, loaded in turn in 250 ms windows A B B A ... by the same senders (1 KiB,
    16 and 64 senders, ``--ab-seconds`` each, split over ``--ab-restarts`` pairs of fresh
-   processes; bench/bench_ab.py): sends/s and broker CPU per
-   message of each, and B/A with 95 % intervals. ``--rounds``: the older form, a fresh broker
-   per round alternated A B, B A (``--reps`` pairs), medians.
+   processes; bench/bench_ab.py): sends/s and broker CPU per message of each, and B/A with
+   95 % intervals; then the same with PROM on A, and the two orientations' geometric mean.
+   ``--rounds``: the older form, a fresh broker per round alternated A B, B A (``--reps``
+   pairs), medians.
 2. Scrape, with ``--topics`` topics (one message each) and ``--groups`` groups (each
    committing on ``--topics // --groups`` topics): the scrape's wall time (client side),
    size and series count; and how long the broker's event loop is held, seen as the round
@@ -252,10 +253,24 @@ def main() -> None:
         else:
             from bench import bench_ab
 
-            # the same broker code twice, metrics off (A) and PROM (B), loaded in turn in short windows
-            bench_ab.compare(bench_ab.options([
-                "--b-conf", f"metricsExporterType=PROM,metricsRefreshIntervalMillis={args.ab_refresh_ms}",
-                "--seconds", str(args.ab_seconds), "--restarts", str(args.ab_restarts), "--procs", str(args.procs)]))
+            # the same broker code twice, metrics off and PROM, loaded in turn in short windows; then
+            # again with the sides swapped (broker B has measured ~1 % slower than A in A/A runs)
+            prom = f"metricsExporterType=PROM,metricsRefreshIntervalMillis={args.ab_refresh_ms}"
+            common = ["--seconds", str(args.ab_seconds), "--restarts", str(args.ab_restarts), "--procs", str(args.procs)]
+            print("metrics PROM on broker B:", flush=True)
+            on_b = bench_ab.compare(bench_ab.options(["--b-conf", prom, *common]))
+            print("metrics PROM on broker A:", flush=True)
+            on_a = bench_ab.compare(bench_ab.options(["--a-conf", prom, *common]))
+            for senders, b in on_b.items():
+                a = on_a.get(senders)
+                if a is None or b is None:
+                    continue
+                # on/off from each orientation, then their geometric mean (the side's bias cancels)
+                rate = (b[0] / a[0]) ** 0.5
+                cpu = (b[1] / a[1]) ** 0.5
+                print(f"{senders} senders, both orientations: metrics on/off sends/s {(rate - 1) * 100:+.1f} % "
+                      f"(on as B {(b[0] - 1) * 100:+.1f} %, on as A {(1 / a[0] - 1) * 100:+.1f} %), broker CPU/msg "
+                      f"{(cpu - 1) * 100:+.1f} %", flush=True)
     if not args.skip_scrape:
         probe_baseline(args)
         scrape_round(args)
