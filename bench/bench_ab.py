@@ -48,7 +48,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench import broker_load  # noqa: E402
-from bench.bench_broker import cpu_times, create_topic, free_port, port_open  # noqa: E402
+from bench.bench_broker import cpu_times, create_topic, free_port, start_broker  # noqa: E402
 from common.message import encode_batch_body  # noqa: E402
 from remoting.codes import RequestCode  # noqa: E402
 
@@ -64,27 +64,6 @@ def parse_conf(text: str) -> dict[str, str]:
             raise SystemExit(f"--a-conf/--b-conf/--a-env/--b-env: {item!r} is not key=value")
         out[k.strip()] = v.strip()
     return out
-
-
-def start_broker(root: str, workdir: str, flush: str, extra: dict[str, str],
-                 env: dict[str, str] | None = None) -> tuple[subprocess.Popen, int]:
-    """bin/mqbroker of checkout ``root`` on a store in ``workdir``; (process, port)."""
-    port = free_port()
-    props = {"brokerClusterName": "BenchCluster", "brokerName": "bench-broker", "listenPort": str(port),
-             "brokerIP1": "127.0.0.1", "storePathRootDir": os.path.join(workdir, "store"), "flushDiskType": flush,
-             **extra}
-    conf = os.path.join(workdir, "broker.conf")
-    with open(conf, "w") as f:
-        f.write("".join(f"{k}={v}\n" for k, v in props.items()))
-    log = open(os.path.join(workdir, "broker.log"), "wb")
-    p = subprocess.Popen([os.path.join(root, "bin", "mqbroker"), "-c", conf], stdout=log, stderr=subprocess.STDOUT,
-                         cwd=root, env={**os.environ, "PYTHONPATH": root, **(env or {})})
-    deadline = time.monotonic() + 30
-    while not port_open(port):
-        if p.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"broker of {root} did not start, see {workdir}/broker.log")
-        time.sleep(0.01)
-    return p, port
 
 
 def run_ns(pid: int) -> int:
@@ -334,7 +313,8 @@ def compare(args: argparse.Namespace) -> dict[int, tuple[float, float] | None]:
             try:
                 addrs = []
                 for root, d, c, e in zip((args.a_root, args.b_root), dirs, confs, envs, strict=True):
-                    p, port = start_broker(root, d, args.flush, c, e)
+                    p, port, _ = start_broker(d, args.flush, c, env={**os.environ, "PYTHONPATH": root, **e},
+                                              root=root)
                     procs.append(p)
                     addrs.append(f"127.0.0.1:{port}")
                     create_topic(addrs[-1], "BenchTopic", 8)

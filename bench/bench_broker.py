@@ -118,7 +118,9 @@ def pct(values: list[int], p: float) -> float:
 
 
 def start_broker(workdir: str, flush: str, extra: dict[str, str], profile: str | None = None,
-                 env: dict[str, str] | None = None) -> tuple[subprocess.Popen, int, float]:
+                 env: dict[str, str] | None = None, root: str = ROOT) -> tuple[subprocess.Popen, int, float]:
+    """bin/mqbroker of checkout ``root`` (this one by default) on a store in ``workdir``;
+    (process, port, seconds until it accepted connections)."""
     port = free_port()
     props = {
         "brokerClusterName": "BenchCluster",
@@ -134,12 +136,12 @@ def start_broker(workdir: str, flush: str, extra: dict[str, str], profile: str |
         f.write("".join(f"{k}={v}\n" for k, v in props.items()))
     log = open(os.path.join(workdir, "broker.log"), "wb")
     t0 = time.monotonic()
-    cmd = [os.path.join(ROOT, "bin", "mqbroker"), "-c", conf]
+    cmd = [os.path.join(root, "bin", "mqbroker"), "-c", conf]
     if profile:
         # the broker under cProfile (stats written when it shuts down on SIGTERM)
         cmd = [sys.executable, "-m", "cProfile", "-o", profile, "-m", "broker", "-c", conf]
-    p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
-                         env=env or {**os.environ, "PYTHONPATH": ROOT})
+    p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=root,
+                         env=env or {**os.environ, "PYTHONPATH": root})
     deadline = t0 + 30
     while not port_open(port):
         if p.poll() is not None or time.monotonic() > deadline:

@@ -65,8 +65,9 @@ class SendPutBatcher:
         self._settled = settled
         self.pending: list[Pending] = []
         self.rpc_latency = rpc_latency
-        # SEND_MESSAGE_V2 answered SUCCESS, the usual answer: its histogram found once, not per read
-        self._time_ok = rpc_latency.timer(_SEND_V2, _SUCCESS) if rpc_latency is not None else None
+        # SEND_MESSAGE_V2 answered SUCCESS, the usual answer: its histogram found once (at the first
+        # such answer, so the series appears with traffic, as every other code's), not per read
+        self._time_ok: Callable[[float, int], None] | None = None
 
     def queue(self, conn: Connection, req: RemotingCommand, msg: MessageExtBrokerInner, topic: str, size: int,
               qid: int, flush: Any) -> None:
@@ -101,8 +102,11 @@ class SendPutBatcher:
                         lat.observe(req.code, resp.code, received_at)
                 else:
                     ok += 1
-        if ok and self._time_ok is not None:
-            self._time_ok(received_at, ok)
+        if ok and lat is not None:
+            time_ok = self._time_ok
+            if time_ok is None:
+                time_ok = self._time_ok = lat.timer(_SEND_V2, _SUCCESS)
+            time_ok(received_at, ok)
 
     def append_pending(self) -> None:
         """Append the queued sends with one store call and answer each (end of a read)."""

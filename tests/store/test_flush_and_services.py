@@ -149,3 +149,30 @@ async def test_put_message_distribute_time_counts_puts_by_latency(tmp_path):
         assert int(store.runtime_info()["putMessageEntireTimeMax"]) >= 60
     finally:
         await store.shutdown()
+
+
+async def test_reput_dispatches_on_the_wakeup_not_the_idle_timer(tmp_path):
+    """The reput waits on a future that an append's wakeup settles: with the idle look-up pushed to a
+    minute, puts are still dispatched at once, a burst of wakeups in one loop turn costs one pass, and
+    shutdown ends the waiting task."""
+    from store.reput_message_service import ReputMessageService
+
+    def slow_idle_reput(*args, **kwargs):
+        return ReputMessageService(*args, idle_ms=60_000, **kwargs)
+
+    store = open_store(small_config(tmp_path), reput_factory=slow_idle_reput)
+    store.start()
+    try:
+        for rounds in range(3):  # the waiter is made again after every pass
+            for i in range(4):  # four appends, four wakeups, in one loop turn
+                assert store.put_message(make_msg("W", 0, b"m%d" % i)).is_ok()
+            t0 = asyncio.get_running_loop().time()
+            await async_wait_until(store.now_dispatched, 5, what="dispatch after a wakeup")
+            assert asyncio.get_running_loop().time() - t0 < 5  # not the 60 s idle timer
+            assert store.get_max_offset_in_queue("W", 0) == 4 * (rounds + 1)
+            # back to waiting on its future: the next round's appends must wake it from there
+            await async_wait_until(lambda: store.reput._waiter is not None, 5, what="reput waiting")
+        reput_task = next(t for t in store._tasks if t.get_name() == "reput")
+    finally:
+        await store.shutdown()
+    assert reput_task.done()
