@@ -21,6 +21,7 @@ from remoting.command import RemotingCommand
 from remoting.errors import RemoteProtocolError
 from tests.broker.helpers import messages, pull_header, send_header_v2
 from tests.client.cluster import BrokerProc, NamesrvProc
+from tests.support import async_wait_until
 
 SEED = 14
 FRAMES = 1500  # per run, over both processes
@@ -157,6 +158,20 @@ async def test_mutated_frames_while_a_canary_sends(live):
         latencies: list[float] = []
         canary_ok: list[bytes] = []
         stop = asyncio.Event()
+        # The canary's topic is made by its first send (auto-create) and reaches the NameServer with
+        # the broker's registration after it: a route asked at once can still be missing (seen once
+        # in CI as TOPIC_NOT_EXIST). Make it and wait for its route before the canary is timed.
+        r = await client.invoke(b.addr, RemotingCommand.request(
+            RequestCode.SEND_MESSAGE_V2, send_header_v2("Canary", queue_id=0), b"canary-setup"), 5.0)
+        assert r.code == ResponseCode.SUCCESS
+        canary_ok.append(b"canary-setup")
+
+        async def routed() -> bool:
+            rr = await client.invoke(ns.addr, RemotingCommand.request(
+                RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "Canary"}), 5.0)
+            return rr.code == ResponseCode.SUCCESS
+
+        await async_wait_until(routed, 30, interval=0.05, what="the Canary topic's route in the NameServer")
 
         async def canary() -> None:
             i = 0
