@@ -2,7 +2,8 @@
 #   docker build -t rocketmq-py .
 #   docker run --network host rocketmq-py bin/mqnamesrv
 #   docker run --network host -v "$PWD/conf:/opt/rocketmq-py/conf" rocketmq-py bin/mqbroker -c conf/broker.conf
-# Stage 1: compile the optional C twins (common/speedups.py, common/fsync_worker.py; the slim image has no compiler).
+# Stage 1: compile the optional C twins (common/speedups.py, common/fsync_worker.py, common/stats_counters.py;
+# the slim image has no compiler).
 FROM python:3.11-slim AS speedups
 WORKDIR /src
 RUN apt-get update \
@@ -27,7 +28,7 @@ RUN python -m venv .venv \
  && .venv/bin/pip install uvloop construct pyyaml prometheus-client orjson lark
 
 COPY common ./common
-COPY --from=speedups /src/common/_speedups*.so /src/common/_fsync_worker*.so ./common/
+COPY --from=speedups /src/common/_speedups*.so /src/common/_fsync_worker*.so /src/common/_stats_counters*.so ./common/
 COPY remoting ./remoting
 COPY dledger ./dledger
 COPY store ./store
@@ -39,7 +40,8 @@ COPY conf ./conf
 COPY bin ./bin
 RUN .venv/bin/pip install --no-deps . && chmod +x bin/* \
  && .venv/bin/python -m compileall -q common remoting dledger store broker namesrv client tools \
- && .venv/bin/python -c "from common import fsync_worker, speedups; assert speedups.IS_COMPILED and fsync_worker.IS_COMPILED"
+ && .venv/bin/python -c "from common import fsync_worker, speedups, stats_counters; \
+    assert speedups.IS_COMPILED and fsync_worker.IS_COMPILED and stats_counters.IS_COMPILED"
 
 # NameServer, broker (fast port = listen-2, HA = listen+1), DLedger peers.
 EXPOSE 9876 10909 10911 10912 30911 30921 30931 40911 40912 40913

@@ -31,4 +31,4 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 clean:
-	rm -rf $(VENV) build *.egg-info common/_speedups*.so common/_fsync_worker*.so
+	rm -rf $(VENV) build *.egg-info common/_speedups*.so common/_fsync_worker*.so common/_stats_counters*.so

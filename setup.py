@@ -47,6 +47,13 @@ setup(
             libraries=["z"] * _ZLIB + ["crypto"] * _CRYPTO,
             optional=True,
         ),
+        # the send path's per-message counters (twin of common/stats_counters.py)
+        Extension(
+            "common._stats_counters",
+            sources=["common/_stats_counters.c"],
+            extra_compile_args=["-Wall", "-Wextra", "-Wno-unused-parameter"],
+            optional=True,
+        ),
         # the SYNC_FLUSH group-commit thread without the GIL (twin of common/fsync_worker.py)
         Extension(
             "common._fsync_worker",

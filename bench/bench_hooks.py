@@ -110,43 +110,27 @@ def bench_acl(n: int, repeat: int) -> None:
 
 
 def bench_metrics(n: int, repeat: int) -> None:
-    from broker.metrics.put_metrics import PutMetrics
-    from remoting.rpc_latency import RpcLatencyHook
-
-    base = {"cluster": "c", "node_type": "broker", "node_id": "b"}
-    dec = FrameDecoder()
-    reqs = [dec.feed(send_frame(i, False))[0] for i in range(64)]
-    resps = [r.response_to(0) for r in reqs]
-    conn = _Conn()
-    hook = RpcLatencyHook(base)
-    conn.received_at = time.perf_counter()
-    if hasattr(hook, "timer"):  # the send path times its answers once per read (16 sends a read here)
-        send_ok = hook.timer(int(RequestCode.SEND_MESSAGE_V2), 0)
-
-        def one(i: int) -> None:
-            if not i & 15:
-                conn.received_at = time.perf_counter()  # Connection's stamp of a read
-                send_ok(conn.received_at, 16)
-    else:  # the earlier per-request hook: a start per request, matched by opaque at the late answer
-        def one(i: int) -> None:
-            hook.do_before_request(conn, reqs[i & 63])
-            hook.do_after_response(conn, None, resps[i & 63])
-
-    print(f"rpc latency of a send:    {timed(one, n, repeat):6.2f} us/request")
-    from broker.broker_stats_manager import BrokerStatsManager
-
-    stats = BrokerStatsManager("BenchCluster")
-    put = PutMetrics(base, stats)
+    from broker.broker_stats_manager import MESSAGE_SIZE_BUCKETS
+    from common import mixall, stats_counters
+    from common.message import MessageConst
+    from remoting.rpc_latency import RPC_LATENCY_BUCKETS_MS
 
     class _M:
         topic = "BenchTopic"
         properties = {"UNIQ_KEY": "x"}
 
     m = _M()
-    print(f"put statistics (inc_put, metrics off): {timed(lambda i: stats.inc_put('BenchTopic', 1, 1024, m), n, repeat):6.2f} "
-          "us/message")
-    print(f"put counters and statistics (on_put, metrics on): "
-          f"{timed(lambda i: put.on_put('BenchTopic', 1, 1024, m), n, repeat):6.2f} us/message")
+    twins = [("pure", stats_counters.pure)] + [("compiled", stats_counters.compiled)] * (stats_counters.compiled is not None)
+    for name, twin in twins:
+        # the send path's one put call (BrokerStatsManager.inc_put; metrics on or off) ...
+        puts = twin.TopicPutCounters(MESSAGE_SIZE_BUCKETS, mixall.SCHEDULE_TOPIC, mixall.RMQ_SYS_TRANS_HALF_TOPIC,
+                                     MessageConst.SHARDING_KEY, lambda: 0)
+        print(f"put statistics and counters ({name}): "
+              f"{timed(lambda i, put=puts.put: put('BenchTopic', 1, 1024, m), n, repeat):6.2f} us/message")
+        # ... and its rpc latency, timed once per read (Connection's stamp, then one histogram update)
+        since = twin.Histogram(RPC_LATENCY_BUCKETS_MS).since
+        print(f"rpc latency of a read ({name}): "
+              f"{timed(lambda i, since=since, perf=time.perf_counter: since(perf(), 16), n, repeat):6.2f} us/read")
 
 
 def main() -> None:

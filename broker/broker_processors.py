@@ -148,7 +148,7 @@ def build_processors(
         max_message_size=sc.maxMessageSize, must_wait=must_wait, max_delay_level=len(sc.delay_levels_ms()),
         transactional_bridge=semantics.bridge,  # half messages go through the bridge
         batch_puts=True,  # one store call per read (in DLedger mode one quorum wait for the list)
-        put_metrics=metrics.puts if metrics else None, rpc_latency=metrics.rpc_latency if metrics else None,
+        rpc_latency=metrics.rpc_latency if metrics else None,
     )
     pull = PullMessageProcessor(
         bc, store, m, role=role, offset_check_in_slave=sc.offsetCheckInSlave, store_host=store_host,

@@ -6,12 +6,12 @@ every 10 s), the last hour (every 10 min) and the last day (every hour). A
 window's ``sum`` is the growth between its first and last sample, ``tps`` that
 growth per second and ``avgpt`` the growth per call (a batch counts once).
 
-The put hot path touches one small list per topic (``[nums, size, calls, first put ms]``);
-the counts reach the stats items only when someone looks (a sample, a read of an
-item or of the totals), so a send costs one dict lookup and three additions. The
-lists live as long as the broker and are zeroed in place when folded (on the event
-loop), so a caller that counts puts per topic itself (the Prometheus put counters)
-can hold its topic's list and add to it in the same call (:meth:`put_counter`).
+The put hot path is one call per stored put, ``inc_put(topic, nums, size, msg)``, into
+:class:`common.stats_counters.TopicPutCounters` (compiled where built): per topic it keeps
+the pending nums, size and calls, and, in the same call, what the Prometheus put counters
+read (messages and bytes by message type, the message size histogram), so metrics on or off
+the send path does the same work. The pending counts reach the stats items only when someone
+looks (a sample, a read of an item or of the totals); a fold takes and zeroes them.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ import time
 from collections import deque
 
 from broker.role_state import RoleState
+from common import mixall
+from common.message import MessageConst
+from common.stats_counters import TopicPutCounters
 from store.dispatch import DispatcherBase, DispatchRequest
 
 __all__ = [
@@ -32,6 +35,7 @@ __all__ = [
     "GROUP_GET_SIZE",
     "BROKER_PUT_NUMS",
     "BROKER_GET_NUMS",
+    "MESSAGE_SIZE_BUCKETS",
     "SlavePutStatsDispatcher",
 ]
 
@@ -41,6 +45,9 @@ GROUP_GET_NUMS = "GROUP_GET_NUMS"
 GROUP_GET_SIZE = "GROUP_GET_SIZE"
 BROKER_PUT_NUMS = "BROKER_PUT_NUMS"
 BROKER_GET_NUMS = "BROKER_GET_NUMS"
+
+#: the put counters' message size buckets, 5.x's view: 1 KiB, 4 KiB, 512 KiB, 1 MiB, 2 MiB, 4 MiB
+MESSAGE_SIZE_BUCKETS = (1024.0, 4096.0, 512 * 1024.0, 1024 * 1024.0, 2 * 1024 * 1024.0, 4 * 1024 * 1024.0)
 
 _MINUTE_KEEP, _HOUR_KEEP, _DAY_KEEP = 7, 7, 25
 _HOUR_STEP_MS, _DAY_STEP_MS = 10 * 60_000, 3_600_000
@@ -126,8 +133,13 @@ class BrokerStatsManager:
         }
         self._put_total = 0
         self.get_total = 0
-        # topic -> [nums, size, calls, first put ms] not yet folded into the TOPIC_PUT_* / BROKER_PUT_NUMS items
-        self._put_pending: dict[str, list[int]] = {}
+        # per topic: the puts not yet folded into the TOPIC_PUT_* / BROKER_PUT_NUMS items, and the
+        # metrics' cumulative counts by type and size
+        self.puts = TopicPutCounters(MESSAGE_SIZE_BUCKETS, mixall.SCHEDULE_TOPIC, mixall.RMQ_SYS_TRANS_HALF_TOPIC,
+                                     MessageConst.SHARDING_KEY, _now_ms)
+        #: ``inc_put(topic, nums, size, msg=None)``: one stored put of ``nums`` messages of ``size`` body
+        #: bytes (``msg``: the stored message of a single send, which tells its type; see TopicPutCounters)
+        self.inc_put = self.puts.put
         self.put_total_today_morning = 0
         self.get_total_today_morning = 0
         self.put_total_yesterday_morning = 0
@@ -155,47 +167,31 @@ class BrokerStatsManager:
         return self._put_total
 
     def _fold_puts(self) -> None:
-        """Add the pending puts to the stats items and zero them in place (event loop only: the hot
-        path adds to the same lists)."""
-        if not self._put_pending:
-            return
+        """Add the pending puts to the stats items and zero them (event loop only: the hot path adds
+        to the same counters)."""
         total = 0
         calls_all = 0
-        for topic, c in self._put_pending.items():
-            calls = c[2]
-            if not calls:
+        for topic, c in list(self.puts.table.items()):
+            if not c.calls:
                 continue
-            nums, size = c[0], c[1]
-            c[0] = c[1] = c[2] = 0
+            nums, size, calls, first_ms = c.take()
             # a new item starts at the first put, not at the fold (its rates count from there)
-            self._item(TOPIC_PUT_NUMS, topic, c[3]).add(nums, calls)
-            self._item(TOPIC_PUT_SIZE, topic, c[3]).add(size, calls)
+            self._item(TOPIC_PUT_NUMS, topic, first_ms).add(nums, calls)
+            self._item(TOPIC_PUT_SIZE, topic, first_ms).add(size, calls)
             total += nums
             calls_all += calls
         if calls_all:
             self._put_total += total
             self._broker_put.add(total, calls_all)
 
+    def forget_topics(self, live_topics: set[str]) -> None:
+        """Drop the put counters of topics not in ``live_topics`` (deleted ones), after folding
+        their pending puts into the stats items."""
+        self._fold_puts()
+        for t in [t for t in self.puts.table if t not in live_topics]:
+            self.puts.remove(t)
+
     # -- hot path ----------------------------------------------------------------
-
-    def inc_put(self, topic: str, nums: int, size: int, msg: object = None) -> None:
-        """One stored put of ``nums`` messages, ``size`` body bytes (``msg``: unused here; the
-        signature is the send path's put recorder's, so either one can be called)."""
-        c = self._put_pending.get(topic)
-        if c is None:
-            self._put_pending[topic] = [nums, size, 1, _now_ms()]
-        else:
-            c[0] += nums
-            c[1] += size
-            c[2] += 1
-
-    def put_counter(self, topic: str) -> list[int]:
-        """``topic``'s pending list (``[nums, size, calls, first put ms]``), for a caller that adds
-        to it as :meth:`inc_put` does, on the event loop; it is folded and zeroed there, never replaced."""
-        c = self._put_pending.get(topic)
-        if c is None:
-            c = self._put_pending[topic] = [0, 0, 0, _now_ms()]
-        return c
 
     def inc_get(self, group: str, topic: str, nums: int, size: int = 0) -> None:
         self.get_total += nums

@@ -2,8 +2,8 @@
 
 * :func:`parse_metrics_label` / :func:`check_exporter_type` validate RocketMQ 5.x's
   ``metricsLabel`` ("k:v,k:v") and ``metricsExporterType`` (DISABLE, PROM) keys.
-* :class:`LocalHistogram` is a histogram kept as plain integers: updated on the event
-  loop without a lock, read by a collector (prometheus-client renders it).
+* :func:`histogram_family` renders :class:`common.stats_counters.Histogram` s (bucket counts
+  kept as plain integers, updated on the event loop without a lock) for a collector.
 * :class:`PromHttpServer` serves ``GET /metrics`` (text format, or OpenMetrics when the
   scraper asks) and ``GET /health`` from the process's own asyncio loop.
 
@@ -20,8 +20,6 @@ import asyncio
 import contextlib
 import logging
 import re
-import time
-from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -31,12 +29,13 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import HistogramMetricFamily
 
 from common.config import ConfigError
+from common.stats_counters import Histogram
 
 __all__ = [
     "EXPORTER_TYPES",
     "MetricsStartError",
     "PromHttpServer",
-    "LocalHistogram",
+    "cumulative_buckets",
     "histogram_family",
     "join_expositions",
     "parse_metrics_label",
@@ -45,7 +44,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("metrics")
-_perf = time.perf_counter
 
 EXPORTER_TYPES = ("DISABLE", "PROM")
 _LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
@@ -102,36 +100,15 @@ def validate_metrics_keys(config: Any) -> bool:
     return on
 
 
-class LocalHistogram:
-    """Cumulative-on-read histogram: ``counts[i]`` is the number of observations in bucket i
-    (``bounds[i-1] < v <= bounds[i]``, the last one +Inf). One ``bisect`` and two additions
-    per observation; only the loop thread writes."""
-
-    __slots__ = ("bounds", "counts", "total")
-
-    def __init__(self, bounds: tuple[float, ...]):
-        self.bounds = bounds
-        self.counts = [0] * (len(bounds) + 1)
-        self.total = 0.0
-
-    def observe(self, value: float, times: int = 1) -> None:
-        self.counts[bisect_left(self.bounds, value)] += times
-        self.total += value * times
-
-    def since(self, started: float, times: int = 1) -> None:
-        """Observe the milliseconds from ``started`` (a ``time.perf_counter()``) to now, ``times`` times."""
-        ms = (_perf() - started) * 1000.0
-        self.counts[bisect_left(self.bounds, ms)] += times
-        self.total += ms * times
-
-    def buckets(self) -> list[tuple[str, int]]:
-        acc = 0
-        out = []
-        counts = list(self.counts)  # a copy: the loop may add while a scrape reads
-        for bound, n in zip((*self.bounds, float("inf")), counts, strict=True):
-            acc += n
-            out.append(("+Inf" if bound == float("inf") else _fmt(bound), acc))
-        return out
+def cumulative_buckets(bounds: tuple[float, ...], counts: list[int]) -> list[tuple[str, int]]:
+    """A histogram's bucket counts (``counts[i]``: observations in bucket i, the last one +Inf) as
+    prometheus-client's cumulative ``(le, count)`` pairs."""
+    acc = 0
+    out = []
+    for bound, n in zip((*bounds, float("inf")), counts, strict=True):
+        acc += n
+        out.append(("+Inf" if bound == float("inf") else _fmt(bound), acc))
+    return out
 
 
 def _fmt(b: float) -> str:
@@ -139,11 +116,11 @@ def _fmt(b: float) -> str:
 
 
 def histogram_family(name: str, doc: str, labels: list[str],
-                     items: Iterable[tuple[list[str], LocalHistogram]]) -> HistogramMetricFamily:
+                     items: Iterable[tuple[list[str], Histogram]]) -> HistogramMetricFamily:
     fam = HistogramMetricFamily(name, doc, labels=labels)
     for values, h in items:
-        b = h.buckets()
-        fam.add_metric(values, b, h.total)
+        total = h.total
+        fam.add_metric(values, cumulative_buckets(h.bounds, list(h.counts)), total)
     return fam
 
 

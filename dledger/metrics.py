@@ -13,7 +13,8 @@ from collections.abc import Iterator
 
 from prometheus_client.metrics_core import HistogramMetricFamily
 
-from common.metrics_exporter import LocalHistogram, histogram_family
+from common.metrics_exporter import histogram_family
+from common.stats_counters import Histogram
 
 __all__ = ["DLedgerTimings", "LATENCY_BUCKETS_MS"]
 
@@ -22,13 +23,13 @@ LATENCY_BUCKETS_MS = (1.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000
 
 class DLedgerTimings:
     def __init__(self) -> None:
-        self.append = LocalHistogram(LATENCY_BUCKETS_MS)
-        self.replicate: dict[str, LocalHistogram] = {}  # follower id -> histogram
+        self.append = Histogram(LATENCY_BUCKETS_MS)
+        self.replicate: dict[str, Histogram] = {}  # follower id -> histogram
 
     def observe_replicate(self, peer: str, ms: float) -> None:
         h = self.replicate.get(peer)
         if h is None:
-            h = self.replicate[peer] = LocalHistogram(LATENCY_BUCKETS_MS)
+            h = self.replicate[peer] = Histogram(LATENCY_BUCKETS_MS)
         h.observe(ms)
 
     def collect(self, names: list[str], base: list[str], group: str, self_id: str) -> Iterator[HistogramMetricFamily]:

@@ -16,14 +16,13 @@ long-polling service per held pull. Oneway requests get no response and are not 
 
 from __future__ import annotations
 
-import time
-from bisect import bisect_left as _bisect
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client.metrics_core import HistogramMetricFamily
 
-from common.metrics_exporter import LocalHistogram, histogram_family
+from common.metrics_exporter import histogram_family
+from common.stats_counters import Histogram
 from remoting.codes import RequestCode, ResponseCode
 from remoting.command import RemotingCommand
 
@@ -32,7 +31,6 @@ __all__ = ["RpcLatencyHook", "RPC_LATENCY_BUCKETS_MS", "RPC_LATENCY_METRIC", "re
 RPC_LATENCY_METRIC = "rocketmq_rpc_latency_milliseconds"
 RPC_LATENCY_BUCKETS_MS = (1.0, 3.0, 5.0, 7.0, 10.0, 100.0, 1000.0, 2000.0, 3000.0)
 _LONG_POLLING = 1 << 40
-_perf = time.perf_counter
 
 
 def request_code_desc(code: int) -> str:
@@ -56,7 +54,7 @@ class RpcLatencyHook:
         self._label_names = [*base_labels, "protocol_type", "request_code", "response_code", "is_long_polling"]
         self._base_values = list(base_labels.values())
         # key of (request code, response code, long polling) -> histogram; written on the loop only
-        self.histograms: dict[int, LocalHistogram] = {}
+        self.histograms: dict[int, Histogram] = {}
         self._codes: dict[int, tuple[int, int]] = {}
 
     def install(self, endpoint: Any) -> None:
@@ -75,9 +73,7 @@ class RpcLatencyHook:
         h = self.histograms.get(key)
         if h is None:
             h = self._histogram(key, request.code, response.code)
-        ms = (_perf() - conn.received_at) * 1000.0
-        h.counts[_bisect(RPC_LATENCY_BUCKETS_MS, ms)] += 1  # LocalHistogram.observe, inlined (hot path)
-        h.total += ms
+        h.since(conn.received_at)
 
     def observe(self, code: int, response_code: int, received_at: float, n: int = 1,
                 long_polling: bool = False) -> None:
@@ -89,9 +85,7 @@ class RpcLatencyHook:
         h = self.histograms.get(key)
         if h is None:
             h = self._histogram(key, code, response_code)
-        ms = (_perf() - received_at) * 1000.0
-        h.counts[_bisect(RPC_LATENCY_BUCKETS_MS, ms)] += n
-        h.total += ms * n
+        h.since(received_at, n)
 
     def timer(self, code: int, response_code: int) -> Callable[[float, int], None]:
         """:meth:`observe` for one (code, response code), its histogram found now:
@@ -103,8 +97,8 @@ class RpcLatencyHook:
             h = self._histogram(key, code, response_code)
         return h.since
 
-    def _histogram(self, key: int, code: int, response_code: int) -> LocalHistogram:
-        h = self.histograms[key] = LocalHistogram(RPC_LATENCY_BUCKETS_MS)
+    def _histogram(self, key: int, code: int, response_code: int) -> Histogram:
+        h = self.histograms[key] = Histogram(RPC_LATENCY_BUCKETS_MS)
         self._codes[key] = (code, response_code)
         return h
 

@@ -17,12 +17,8 @@ from broker.metrics.put_metrics import PullOffsets, PutCounterSource, PutMetrics
 from common.metrics_exporter import check_exporter_type, parse_metrics_label, validate_metrics_keys
 from remoting.rpc_latency import RpcLatencyHook
 
-__all__ = ["RequestPathMetrics", "PutRecorder", "LateAnswerTimer", "PullOffsetRecorder", "broker_base_labels",
+__all__ = ["RequestPathMetrics", "LateAnswerTimer", "PullOffsetRecorder", "broker_base_labels",
            "make_request_path_metrics"]
-
-
-class PutRecorder(Protocol):
-    def on_put(self, topic: str, nums: int, size: int, msg: object = None) -> None: ...
 
 
 class LateAnswerTimer(Protocol):
@@ -53,7 +49,7 @@ def broker_base_labels(bc: BrokerConfig) -> dict[str, str]:
 
 def make_request_path_metrics(bc: BrokerConfig, stats: PutCounterSource) -> RequestPathMetrics | None:
     """The recorders, or None when metrics are off; ConfigError naming the key for a bad metrics key.
-    ``stats``: the broker's put statistics, whose counts the put recorder keeps in the same call."""
+    ``stats``: the broker's put statistics, whose counters (kept by its inc_put) the put families render."""
     validate_metrics_keys(bc)
     if check_exporter_type(bc.metricsExporterType) != "PROM":
         return None

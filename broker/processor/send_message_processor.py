@@ -52,7 +52,7 @@ from remoting.connection import Connection
 from store.message_store import MessageStore, PutMessageStatus
 
 if TYPE_CHECKING:  # the recorders' types only
-    from broker.metrics.request_path_metrics import LateAnswerTimer, PutRecorder
+    from broker.metrics.request_path_metrics import LateAnswerTimer
 
 __all__ = ["SendMessageProcessor"]
 
@@ -88,7 +88,6 @@ class SendMessageProcessor:
         transactional_bridge: Any = None,
         max_delay_level: int = 18,
         batch_puts: bool = True,
-        put_metrics: PutRecorder | None = None,
         rpc_latency: LateAnswerTimer | None = None,
     ):
         self.broker_config = broker_config
@@ -124,9 +123,9 @@ class SendMessageProcessor:
         self._queue = batcher.queue
         self._append_pending = batcher.append_pending
         self._append_pending_async = batcher.append_pending_async
-        # a stored put is counted by one call: the statistics' inc_put, or, with the Prometheus
-        # endpoint on, the metrics' on_put, which keeps the statistics' counts as well
-        self._count_put = put_metrics.on_put if put_metrics is not None else self.stats.inc_put
+        # a stored put is counted by one call, the statistics' inc_put, which keeps the Prometheus
+        # put counters as well (metrics on or off)
+        self._count_put = self.stats.inc_put
 
     def _puts_settled(self, n: int) -> None:
         self.waiting_puts -= n

@@ -1,5 +1,5 @@
-"""PutMetrics' counters: message types, size buckets at their edges, topics dropped by the refresh, the
-broker statistics they keep in the same call; the rpc latency timer of the send path."""
+"""The put counters as PutMetrics renders them: message types, size buckets at their edges, topics dropped
+by the refresh, the broker statistics kept by the same call; the rpc latency timer of the send path."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ class _Msg:
         self.properties = props or {}
 
 
-def _counts(pm: PutMetrics, topic: str) -> list[int]:
-    return list(pm.slots[topic].counts)
+def _counts(stats: BrokerStatsManager, topic: str) -> list[int]:
+    return list(stats.puts.table[topic].counts)
 
 
 def _by_type(pm: PutMetrics, name: str) -> dict[tuple[str, str], float]:
@@ -25,17 +25,19 @@ def _by_type(pm: PutMetrics, name: str) -> dict[tuple[str, str], float]:
 
 
 def test_sizes_fall_in_their_buckets_and_types_are_told_apart():
-    pm = PutMetrics({"cluster": "c"}, BrokerStatsManager("c"))
+    stats = BrokerStatsManager("c")
+    pm = PutMetrics({"cluster": "c"}, stats)
+    put = stats.inc_put
     for size in (1, 1024, 1025, 4096, 4097, 512 * 1024, 512 * 1024 + 1, 5 * 1024 * 1024):
-        pm.on_put("T", 1, size, _Msg("T"))
-    assert _counts(pm, "T") == [2, 2, 2, 1, 0, 0, 1]
-    assert len(MESSAGE_SIZE_BUCKETS) + 1 == len(_counts(pm, "T"))
-    pm.on_put("T", 4, 4 * 2000, None)  # a batch: each message at the mean size
-    assert _counts(pm, "T")[1] == 6
-    pm.on_put("T", 1, 10, _Msg(mixall.SCHEDULE_TOPIC))
-    pm.on_put("T", 1, 10, _Msg(mixall.RMQ_SYS_TRANS_HALF_TOPIC))
-    pm.on_put("T", 1, 10, _Msg("T", {"__SHARDINGKEY": "k"}))
-    pm.on_put("T", 1, 10, _Msg("".join("T")))  # the topic by equality, another str object: still normal
+        put("T", 1, size, _Msg("T"))
+    assert _counts(stats, "T") == [2, 2, 2, 1, 0, 0, 1]
+    assert len(MESSAGE_SIZE_BUCKETS) + 1 == len(_counts(stats, "T"))
+    put("T", 4, 4 * 2000, None)  # a batch: each message at the mean size
+    assert _counts(stats, "T")[1] == 6
+    put("T", 1, 10, _Msg(mixall.SCHEDULE_TOPIC))
+    put("T", 1, 10, _Msg(mixall.RMQ_SYS_TRANS_HALF_TOPIC))
+    put("T", 1, 10, _Msg("T", {"__SHARDINGKEY": "k"}))
+    put("T", 1, 10, _Msg("".join("T")))  # the topic by equality, another str object: still normal
     sizes = sum((1, 1024, 1025, 4096, 4097, 512 * 1024, 512 * 1024 + 1, 5 * 1024 * 1024))
     assert _by_type(pm, "rocketmq_messages_in") == {("T", "normal"): 13, ("T", "fifo"): 1, ("T", "delay"): 1,
                                                    ("T", "transaction"): 1}
@@ -47,39 +49,36 @@ def test_sizes_fall_in_their_buckets_and_types_are_told_apart():
     assert (total, count) == (sizes + 8000 + 40, 16)
 
 
-def test_a_topic_dropped_by_the_refresh_starts_again_from_zero():
-    pm = PutMetrics({"cluster": "c"}, BrokerStatsManager("c"))
-    pm.on_put("Gone", 1, 100, _Msg("Gone"))
-    pm.on_put("Kept", 1, 100, _Msg("Kept"))
-    pm.on_put("Gone", 1, 100, _Msg("Gone"))
+def test_a_topic_dropped_by_the_refresh_starts_again_from_zero_and_its_statistics_are_kept():
+    stats = BrokerStatsManager("c")
+    pm = PutMetrics({"cluster": "c"}, stats)
+    stats.inc_put("Gone", 1, 100, _Msg("Gone"))
+    stats.inc_put("Kept", 1, 100, _Msg("Kept"))
+    stats.inc_put("Gone", 1, 100, _Msg("Gone"))
     pm.forget({"Kept"})
-    assert set(pm.slots) == {"Kept"}
-    pm.on_put("Gone", 1, 100, _Msg("Gone"))  # re-created after the delete: a fresh slot that scrapes see
+    assert set(stats.puts.table) == {"Kept"}
+    gone = stats.get_item(TOPIC_PUT_NUMS, "Gone")  # its pending puts were folded before the drop
+    assert (gone.value, gone.times) == (2, 2)
+    stats.inc_put("Gone", 1, 100, _Msg("Gone"))  # re-created after the delete: a fresh counter that scrapes see
     assert _by_type(pm, "rocketmq_messages_in")[("Gone", "normal")] == 1
+    assert stats.put_total == 4
 
 
-def test_on_put_keeps_the_broker_statistics_as_inc_put_does():
-    """With the endpoint on, the send path calls only on_put: the statistics (GET_BROKER_RUNTIME_INFO,
-    VIEW_BROKER_STATS_DATA, the lag refresh) must read what inc_put would have given them, also for puts
-    made after a fold (the statistics zero the list that on_put holds; they must not replace it)."""
-    plain, shared = BrokerStatsManager("c"), BrokerStatsManager("c")
-    pm = PutMetrics({"cluster": "c"}, shared)
+def test_folds_take_the_statistics_and_leave_the_metrics_counts_growing():
+    """The statistics (GET_BROKER_RUNTIME_INFO, VIEW_BROKER_STATS_DATA, the lag refresh) fold and zero
+    their pending counts; the Prometheus counters, in the same per-topic counter, keep growing."""
+    stats = BrokerStatsManager("c")
+    pm = PutMetrics({"cluster": "c"}, stats)
     puts = [("A", 1, 100), ("A", 1, 5000), ("B", 16, 16 * 1024), ("A", 1, 70)]
     for round_ in range(3):
         for topic, nums, size in puts:
-            plain.inc_put(topic, nums, size)
-            pm.on_put(topic, nums, size, _Msg(topic) if nums == 1 else None)
-        if round_ == 1:
-            plain.inc_put("C", 1, 9)  # a topic the statistics met first, then the metrics
-            shared.inc_put("C", 1, 9)
-            pm.on_put("C", 1, 9, _Msg("C"))
-            plain.inc_put("C", 1, 9)
-        assert shared.put_total == plain.put_total  # folds both
-    for name in (TOPIC_PUT_NUMS, TOPIC_PUT_SIZE):
-        for topic in ("A", "B", "C"):
-            a, b = plain.get_item(name, topic), shared.get_item(name, topic)
-            assert (a.value, a.times) == (b.value, b.times), (name, topic)
-    assert plain.put_total == shared.put_total == 3 * (1 + 1 + 16 + 1) + 2
+            stats.inc_put(topic, nums, size, _Msg(topic) if nums == 1 else None)
+        assert stats.put_total == (round_ + 1) * 19  # folds
+        assert stats.puts.table["A"].calls == 0
+    a_nums, a_size = stats.get_item(TOPIC_PUT_NUMS, "A"), stats.get_item(TOPIC_PUT_SIZE, "A")
+    assert (a_nums.value, a_nums.times, a_size.value) == (9, 9, 3 * 5170)
+    b_nums = stats.get_item(TOPIC_PUT_NUMS, "B")
+    assert (b_nums.value, b_nums.times) == (48, 3)  # a batch counts once
     counts = _by_type(pm, "rocketmq_messages_in")
     assert counts[("A", "normal")] == 9 and counts[("B", "normal")] == 48
 
