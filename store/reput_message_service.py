@@ -1,9 +1,8 @@
 """ReputMessageService: tails the CommitLog and dispatches every new record (spec §11.1).
 
 :meth:`do_reput` is synchronous and processes everything readable now;
-:meth:`wakeup` (an append) has it run on the next loop turn; :meth:`run` is the asyncio
-task that calls it every ``idle_ms`` as a safety net, and whenever a wakeup's pass
-leaves work (an incomplete record, an error such as a full disk) to it.
+:meth:`run` is the asyncio task that calls it whenever :meth:`wakeup` is
+signalled by an append (or every ``idle_ms`` as a safety net).
 """
 
 from __future__ import annotations
@@ -261,27 +260,11 @@ class ReputMessageService:
         return total > len(view) - rel
 
     def wakeup(self) -> None:
-        """New records were appended: dispatch them on the next loop turn (the puts of the reads still
-        queued in this turn join the run), in a plain callback while the task waits: resuming the task
-        per turn (its step, a new future and idle timer) cost as much as the dispatch of a few records."""
         w = self._waiter
         if w is not None and not self._wake_asked:
+            # settled a loop turn later: the puts of the reads still queued in this turn join the run
             self._wake_asked = True
-            w.get_loop().call_soon(self._dispatch_soon)
-
-    def _dispatch_soon(self) -> None:
-        self._wake_asked = False
-        w = self._waiter
-        if w is None or w.done() or self._stopped:
-            return  # the task is dispatching, paused (disk full) or stopping: it looks itself
-        try:
-            self.do_reput()
-        except BaseException:
-            # e.g. DiskFullError: the task dispatches again (nothing was skipped) and pauses or logs
-            _settle(w)
-            return
-        if self.is_commit_log_available():
-            _settle(w)  # an incomplete record (replication): the task keeps looking
+            w.get_loop().call_soon(_settle, w)
 
     async def run(self) -> None:
         """Task body: dispatch, then wait for a wakeup (or ``idle``: a look without one)."""
@@ -321,6 +304,4 @@ class ReputMessageService:
 
     def stop(self) -> None:
         self._stopped = True
-        w = self._waiter
-        if w is not None:
-            w.get_loop().call_soon(_settle, w)
+        self.wakeup()

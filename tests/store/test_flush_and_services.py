@@ -176,20 +176,3 @@ async def test_reput_dispatches_on_the_wakeup_not_the_idle_timer(tmp_path):
     finally:
         await store.shutdown()
     assert reput_task.done()
-
-
-async def test_a_wakeup_dispatches_in_a_callback_and_leaves_the_task_waiting(tmp_path):
-    """An append's wakeup dispatches on the next loop turn without resuming the reput task: the task's
-    future stays the one it waits on (a resumed task makes a new one) while the puts reach their queue."""
-    store = open_store(small_config(tmp_path))
-    store.start()
-    try:
-        await async_wait_until(lambda: store.reput._waiter is not None, 5, what="reput waiting")
-        waiter = store.reput._waiter
-        for i in range(3):
-            assert store.put_message(make_msg("CB", 0, b"m%d" % i)).is_ok()
-            await async_wait_until(lambda i=i: store.get_max_offset_in_queue("CB", 0) == i + 1, 5,
-                                   what="dispatch after a wakeup")
-        assert store.reput._waiter is waiter and not waiter.done()
-    finally:
-        await store.shutdown()
