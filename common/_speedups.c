@@ -985,6 +985,56 @@ static int scan_props(PyObject *s, PyObject *out[4])
     return 0;
 }
 
+/* parse_properties(text) -> dict: record_codec.parse_properties (MessageDecoder.string2messageProperties):
+ * entries split by \x02, each split at its first \x01; kept when key and value are both non-empty; the
+ * last of a key wins. None or "" gives an empty dict. */
+static PyObject *parse_properties(PyObject *module, PyObject *text)
+{
+    PyObject *out, *k, *v;
+    Py_ssize_t n, start, end, eq;
+    int rc;
+
+    (void)module;
+    out = PyDict_New();
+    if (out == NULL || text == Py_None)
+        return out;
+    if (!PyUnicode_Check(text)) {
+        Py_DECREF(out);
+        PyErr_Format(PyExc_TypeError, "expected str, got %.100s", Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    n = PyUnicode_GET_LENGTH(text);
+    for (start = 0; start < n; start = end + 1) {
+        end = PyUnicode_FindChar(text, 2, start, n, 1);
+        if (end == -2)
+            goto fail;
+        if (end < 0)
+            end = n;
+        eq = PyUnicode_FindChar(text, 1, start, end, 1);
+        if (eq == -2)
+            goto fail;
+        if (eq <= start || eq + 1 >= end)
+            continue; /* no separator, empty key or empty value */
+        k = PyUnicode_Substring(text, start, eq);
+        if (k == NULL)
+            goto fail;
+        v = PyUnicode_Substring(text, eq + 1, end);
+        if (v == NULL) {
+            Py_DECREF(k);
+            goto fail;
+        }
+        rc = PyDict_SetItem(out, k, v);
+        Py_DECREF(k);
+        Py_DECREF(v);
+        if (rc < 0)
+            goto fail;
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
 /* dispatch_props(s) -> (TAGS, KEYS, UNIQ_KEY, DELAY), or None when s contains NUL. */
 static PyObject *dispatch_props(PyObject *module, PyObject *s)
 {
@@ -2825,6 +2875,8 @@ static PyMethodDef methods[] = {
      "index_put_keys(buf, slot_num, index_count, max_index, keys, phy_offset, time_diff) -> (written, new_slots)"},
     {"index_build_many", index_build_many, METH_VARARGS,
      "index_build_many(buf, slot_num, max_index, requests, start, header) -> (next, header)"},
+    {"parse_properties", parse_properties, METH_O,
+     "parse_properties(text) -> dict of a properties string (entries with a non-empty key and value; last wins)"},
     {"dispatch_props", dispatch_props, METH_O,
      "dispatch_props(properties) -> (tags, keys, uniq_key, delay), or None when it contains NUL"},
     {"batch_properties", batch_properties, METH_VARARGS,

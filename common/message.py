@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from common import record_codec
+from common import record_codec, speedups
 from common.errors import RecordDecodeError
 from common.record_codec import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2
 from common.util import tags_code
@@ -168,8 +168,9 @@ class MessageSysFlag:
 
 #: ``k\x01v\x02k\x01v`` without a trailing separator; None values skipped.
 properties_to_string = record_codec.properties_to_string
-#: Parse a properties string the way RocketMQ does (entries need a non-empty key and value).
-string_to_properties = record_codec.parse_properties
+#: Parse a properties string the way RocketMQ does (entries need a non-empty key and value); the
+#: compiled twin where built (every single send parses its properties: 1.3 µs in Python).
+string_to_properties = speedups.parse_properties
 
 
 # --------------------------------------------------------------------------

@@ -167,8 +167,10 @@ def parse_properties(text: str | None) -> dict[str, str]:
     neither first nor last); later duplicates win.
     """
     out: dict[str, str] = {}
-    if not text:
+    if text is None:
         return out
+    if not isinstance(text, str):
+        raise TypeError(f"expected str, got {type(text).__name__}")
     for item in text.split("\x02"):
         k, _sep, v = item.partition("\x01")
         if k and v:

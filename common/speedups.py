@@ -22,6 +22,7 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
   hash and insert many keys.
 * ``index_build_many(buf, slot_num, max_index, requests, start, header)``: index a run of
   dispatched records (IndexService's whole per-record work, header bookkeeping included).
+* ``parse_properties(text)``: a properties string as a dict (every single send's properties).
 * ``dispatch_props(properties)``: TAGS, KEYS, UNIQ_KEY, DELAY of a properties string.
 * ``batch_properties(src, items, batch_props)``: the stored properties text and dispatch fields
   of each entry of a client batch, or the first entry's refusal.
@@ -78,6 +79,7 @@ __all__ = [
     "index_put_keys",
     "index_build_many",
     "IndexHeaderTuple",
+    "parse_properties",
     "dispatch_props",
     "batch_properties",
     "msg_ids",
@@ -179,6 +181,12 @@ class Speedups(Protocol):
         done (``len(requests)`` when all are) and the updated header. Raises ValueError /
         IndexError before writing anything when the geometry does not fit ``buf``.
         """
+        ...
+
+    def parse_properties(self, text: str | None) -> dict[str, str]:
+        """MessageDecoder.string2messageProperties: ``k\x01v`` entries split by ``\x02``, each kept
+        only with a non-empty key and value (split at its first ``\x01``), later duplicates winning;
+        an empty dict for None or "". TypeError for any other non-str."""
         ...
 
     def dispatch_props(self, properties: str) -> tuple[str | None, str | None, str | None, str | None] | None:
@@ -576,7 +584,8 @@ def _py_crc32(data, value: int = 0) -> int:
 
 # -- the loader ----------------------------------------------------------------------------------
 
-_NAMES = ("b64encode", "b64decode", "java_hash", "index_put", "index_put_keys", "index_build_many", "dispatch_props", "batch_properties",
+_NAMES = ("b64encode", "b64decode", "java_hash", "index_put", "index_put_keys", "index_build_many", "parse_properties",
+          "dispatch_props", "batch_properties",
           "msg_ids", "cq_put_units", "queue_groups", "encode_batch", "write_record", "dispatch_requests",
           "new_dispatch_request", "split_batch", "parse_record",
           "encode_records", "walk_records", "cq_scan", "crc32", "acl_mac", "acl_pads",
@@ -619,6 +628,7 @@ b64decode = _impl.b64decode
 index_put = _impl.index_put
 index_put_keys = _impl.index_put_keys
 index_build_many = _impl.index_build_many
+parse_properties = _impl.parse_properties
 dispatch_props = _impl.dispatch_props
 batch_properties = _impl.batch_properties
 msg_ids = _impl.msg_ids

@@ -662,6 +662,46 @@ def test_dispatch_props_twins_agree_on_random_strings():
         assert speedups.pure.dispatch_props(s) == speedups.compiled.dispatch_props(s), repr(s)
 
 
+def ref_parse_properties(text: str) -> dict[str, str]:
+    """string2messageProperties spelled out with indexes: each \x02-separated entry split at its first
+    \x01, kept with a non-empty key and value, the last of a key winning."""
+    out: dict[str, str] = {}
+    start = 0
+    while start <= len(text):
+        end = text.find("\x02", start)
+        if end < 0:
+            end = len(text)
+        eq = text.find("\x01", start, end)
+        if start < eq < end - 1:
+            out[text[start:eq]] = text[eq + 1 : end]
+        start = end + 1
+    return out
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_parse_properties_edges(twin):
+    assert twin.parse_properties(None) == {} and twin.parse_properties("") == {}
+    assert twin.parse_properties("A\x01a\x02B\x01\x02\x01c\x02D\x02E\x01e\x01f\x02A\x01z\x02\x02") == {
+        "A": "z", "E": "e\x01f"}
+    got = twin.parse_properties("K\x01v\x02日\x01\U0001F600\x02UNIQ_KEY\x01U")
+    assert got == {"K": "v", "日": "\U0001F600", "UNIQ_KEY": "U"} and list(got) == ["K", "日", "UNIQ_KEY"]
+    with pytest.raises(TypeError):
+        twin.parse_properties(b"A\x01a")
+
+
+def test_parse_properties_twins_and_reference_agree_on_random_strings():
+    if speedups.compiled is None:
+        pytest.skip("common._speedups not built")
+    rnd = random.Random(13)
+    alphabet = ["TAGS\x01", "KEYS", "\x01", "\x02", "\x02\x02", "a", " ", "é", "日", "\U0001F600", "\x00", "T"]
+    for _ in range(5000):
+        s = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 14)))
+        want = ref_parse_properties(s)
+        assert speedups.pure.parse_properties(s) == want, repr(s)
+        got = speedups.compiled.parse_properties(s)
+        assert got == want and list(got) == list(want), repr(s)
+
+
 # -- batch_properties / msg_ids ------------------------------------------------------------------
 
 
