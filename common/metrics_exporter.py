@@ -119,8 +119,7 @@ def histogram_family(name: str, doc: str, labels: list[str],
                      items: Iterable[tuple[list[str], Histogram]]) -> HistogramMetricFamily:
     fam = HistogramMetricFamily(name, doc, labels=labels)
     for values, h in items:
-        total = h.total
-        fam.add_metric(values, cumulative_buckets(h.bounds, list(h.counts)), total)
+        fam.add_metric(values, cumulative_buckets(h.bounds, list(h.counts)), h.total)
     return fam
 
 
