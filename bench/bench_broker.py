@@ -285,6 +285,9 @@ def main() -> None:
     ap.add_argument("--e2e-rate", type=int, default=5000)
     ap.add_argument("--e2e-seconds", type=float, default=4.0)
     ap.add_argument("--max-ops", type=int, default=2_000_000, help="cap on requests per round")
+    ap.add_argument("--senders", default="16,64",
+                    help="comma-separated sender counts of the single-send rounds (a few senders show the "
+                         "per-read fixed cost: one request a read)")
     ap.add_argument("--flush", default="ASYNC_FLUSH", choices=["ASYNC_FLUSH", "SYNC_FLUSH"])
     ap.add_argument("--keep", action="store_true", help="keep the store directory")
     ap.add_argument("--profile", metavar="FILE", help="run the broker under cProfile, stats to FILE")
@@ -316,7 +319,7 @@ def main() -> None:
     ctx = mp.get_context("fork")
     try:
         with ctx.Pool(args.procs) as pool:
-            for senders in () if args.only_batch else (16, 64):
+            for senders in () if args.only_batch else [int(n) for n in args.senders.split(",")]:
                 r = send_round(pool, addr, topic, senders, args.procs, args.seconds, args.body, 1, queues, args.max_ops,
                                broker.pid)
                 stored += r["msgs"]

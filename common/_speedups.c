@@ -2864,6 +2864,24 @@ PyObject *json_header(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 PyObject *json_head(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 /* common/_send_header.c */
 PyObject *send_header_v2(PyObject *module, PyObject *ext);
+/* common/_put_single.c */
+PyObject *put_single(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
+/* for common/_put_single.c: the record writer and the dispatch fields are this file's, not copies */
+PyObject *speedups_write_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return write_record(module, args, nargs);
+}
+
+PyObject *speedups_dispatch_props(PyObject *module, PyObject *s)
+{
+    return dispatch_props(module, s);
+}
+
+PyObject *speedups_new_dispatch_request(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return new_dispatch_request(module, args, nargs);
+}
 
 static PyMethodDef methods[] = {
     {"b64encode", b64encode, METH_O, "b64encode(data) -> str (standard base64, padded)"},
@@ -2923,6 +2941,9 @@ static PyMethodDef methods[] = {
     {"json_head", (PyCFunction)(void (*)(void))json_head, METH_FASTCALL,
      "json_head(code, language, version, opaque, flag, remark, ext_fields, lang_names, body_len) -> frame "
      "prefix + JSON header bytes, or None unless the fields have the usual types"},
+    {"put_single", (PyCFunction)(void (*)(void))put_single, METH_FASTCALL,
+     "put_single(log, msg, now, kit) -> CommitLog.put_message's result for its usual case, or None (nothing "
+     "written: the general path takes the message)"},
     {"send_header_v2", send_header_v2, METH_O,
      "send_header_v2(ext) -> the 13 SEND_MESSAGE_V2 header fields a..m, or None unless they have the usual form"},
     {NULL, NULL, 0, NULL},

@@ -47,6 +47,8 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
   a command's frame prefix and JSON header in one call, or None (the general path encodes the rest).
 * ``send_header_v2(ext)``: the usual SEND_MESSAGE_V2 header's 13 fields, or None (the send processor's
   general parse reads the rest).
+* ``put_single(log, msg, now, kit)``: ``CommitLog.put_message``'s usual case in one call, or None (nothing
+  written: the general path, the reference, takes the message). The pure twin always declines.
 * ``crc32(data, value=0)``: ``zlib.crc32`` (the compiled twin folds with PCLMULQDQ where the
   CPU has it: :data:`CRC_IMPL`).
 """
@@ -100,6 +102,7 @@ __all__ = [
     "json_header",
     "json_head",
     "send_header_v2",
+    "put_single",
     "CRC_IMPL",
     "RecordTuple",
     "INDEX_HEADER_SIZE",
@@ -312,6 +315,14 @@ class Speedups(Protocol):
     def send_header_v2(self, ext: dict) -> tuple | None:
         """The 13 SEND_MESSAGE_V2 header fields a..m in their usual form, None otherwise (see
         :func:`common.send_header_pure.send_header_v2`)."""
+        ...
+
+    def put_single(self, log, msg, now: int, kit: tuple) -> object | None:
+        """``log.put_message(msg, now)``'s result and effects for a single put in the usual case (caches
+        warm, IPv4 hosts, room in the warmed part of the last file, no delay on SCHEDULE_TOPIC), None
+        otherwise with nothing changed. ``kit``: (MessageExtBrokerInner, MappedFile, DispatchRequest,
+        AppendMessageResult, PutMessageResult, AppendMessageStatus.PUT_OK, PutMessageStatus.PUT_OK,
+        SCHEDULE_TOPIC); see store.commit_log.CommitLog.put_message."""
         ...
 
     def encode_records(self, buf, pos: int, src, items: list[tuple[int, int, int, int, int]],
@@ -577,6 +588,12 @@ def _py_b64decode(s) -> bytes | None:
         return None
 
 
+def _py_put_single(log, msg, now: int, kit: tuple) -> None:
+    """Pure twin of ``put_single``: declines every message (the general path in
+    ``CommitLog.put_message`` is the pure implementation)."""
+    return None
+
+
 def _py_crc32(data, value: int = 0) -> int:
     """Pure twin of ``crc32``: zlib's own."""
     return zlib.crc32(data, value)
@@ -589,7 +606,7 @@ _NAMES = ("b64encode", "b64decode", "java_hash", "index_put", "index_put_keys", 
           "msg_ids", "cq_put_units", "queue_groups", "encode_batch", "write_record", "dispatch_requests",
           "new_dispatch_request", "split_batch", "parse_record",
           "encode_records", "walk_records", "cq_scan", "crc32", "acl_mac", "acl_pads",
-          "json_header", "json_head", "send_header_v2")
+          "json_header", "json_head", "send_header_v2", "put_single")
 
 # The pure twin of each name: this module's ``_py_<name>``, else the function of that name in the
 # record codec or the ConsumeQueue / ACL signature twins (one list of names, not one per twin).
@@ -649,6 +666,7 @@ acl_pads = _impl.acl_pads
 json_header = _impl.json_header
 json_head = _impl.json_head
 send_header_v2 = _impl.send_header_v2
+put_single = _impl.put_single
 # how the compiled twin computes record CRCs: "pclmul" (carry-less multiply folding, chosen at
 # import when the CPU has it and ROCKETMQ_PY_NO_PCLMUL is not 1), "zlib" or "table"
 CRC_IMPL: str = getattr(_impl, "CRC_IMPL", "zlib")

@@ -92,6 +92,9 @@ _encode_batch = speedups.encode_batch
 _NO_ROOM = bytearray()  # the buffer encode_batch is given when there is no file yet (limit -1: only sizes)
 # the prepared request of a single put (the compiled twin skips __init__)
 _new_request = speedups.new_dispatch_request
+# what speedups.put_single makes and compares against (see CommitLog.put_message)
+_PUT_KIT = (MessageExtBrokerInner, MappedFile, DispatchRequest, AppendMessageResult, PutMessageResult, _APPEND_OK,
+            PutMessageStatus.PUT_OK, SCHEDULE_TOPIC)
 
 def __getattr__(name: str):
     """``RECORD_V1`` / ``RECORD_V2``: the record as construct Structs (common.record_codec builds them)."""
@@ -200,6 +203,9 @@ class CommitLog:
         # at a time go to disk once with one group commit, converting that MiB in one go; the
         # rounds after it write data pages only.
         self._warm = True
+        # CommitLog.put_message's usual case in one call (None: the Python below takes it); tests
+        # set speedups.pure.put_single here to run the general path alone, the reference
+        self.put_single: Callable[..., PutMessageResult | None] = speedups.put_single
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -347,9 +353,15 @@ class CommitLog:
 
     def put_message(self, msg: MessageExtBrokerInner, now: int = 0) -> PutMessageResult:
         """Append one record; stamps store time (``now``, default the clock), physical and queue
-        offset into ``msg``."""
+        offset into ``msg``.
+
+        The compiled twin takes the usual case in one call (``speedups.put_single``, see
+        :attr:`put_single`); what it declines, and everything under the pure twin, runs below."""
         if not now:
             now = now_ms()
+        done = self.put_single(self, msg, now, _PUT_KIT)
+        if done is not None:
+            return done
         body = msg.body
         body_len = len(body)
         if body_len > self.config.maxMessageSize:
