@@ -390,7 +390,7 @@ PyObject *put_single(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (pc == NULL || !PyDict_CheckExact(pc))
             goto decline;
         prefix = PyDict_GetItemWithError(pc, SLOT(msg, msg_plan.off[M_STORE]));
-        if (prefix == NULL || !PyUnicode_CheckExact(prefix))
+        if (prefix == NULL || !PyUnicode_CheckExact(prefix) || !PyUnicode_IS_ASCII(prefix))
             goto decline;
     }
     o_flag = PyLong_FromLongLong(sys_flag);
@@ -471,9 +471,25 @@ PyObject *put_single(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_DECREF(r);
     }
     {
-        PyObject *av[9] = {PyTuple_GET_ITEM(kit, 5), o_phys, o_total, empty_str, now, o_qoff, int_one, int_zero, prefix};
-        PyObject *ar = alloc_slots(ar_cls, &ar_plan, av, 9);
+        /* the offset msgId now (AppendMessageResult.msg_id would build it from the prefix on first
+         * access, in Python): prefix + the CommitLog offset as 16 upper-case hex digits */
+        static const char HEX[] = "0123456789ABCDEF";
+        Py_ssize_t plen = PyUnicode_GET_LENGTH(prefix);
+        PyObject *msg_id = PyUnicode_New(plen + 16, 127), *ar = NULL;
+        uint64_t off = (uint64_t)(from + wrote);
+        int d;
 
+        if (msg_id == NULL)
+            goto error;
+        memcpy(PyUnicode_1BYTE_DATA(msg_id), PyUnicode_1BYTE_DATA(prefix), (size_t)plen);
+        for (d = 15; d >= 0; d--, off >>= 4)
+            PyUnicode_1BYTE_DATA(msg_id)[plen + d] = (Py_UCS1)HEX[off & 0xF];
+        {
+            PyObject *av[9] = {PyTuple_GET_ITEM(kit, 5), o_phys, o_total, msg_id, now, o_qoff, int_one, int_zero,
+                               prefix};
+            ar = alloc_slots(ar_cls, &ar_plan, av, 9);
+        }
+        Py_DECREF(msg_id);
         if (ar != NULL) {
             PyObject *pv[3] = {PyTuple_GET_ITEM(kit, 6), ar, empty_str};
             res = alloc_slots(pr_cls, &pr_plan, pv, 3);

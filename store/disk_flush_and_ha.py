@@ -18,6 +18,8 @@ from store.config import BrokerRole, BrokerRoleView, FlushDiskType, MessageStore
 from store.flush_service import FlushRealTimeService, GroupCommitService
 from store.message_store import CommitLogBackend, PutMessageResult, PutMessageStatus
 
+_PUT_OK = PutMessageStatus.PUT_OK
+
 __all__ = ["DiskFlushAndHA"]
 
 
@@ -144,13 +146,17 @@ def _waiting_puts(msgs: list[MessageExtBrokerInner],
     waiting: list[PutMessageResult] = []
     end = 0
     no_wait = False
+    ok = _PUT_OK
+    wait_key = MessageConst.WAIT
     for m, r in zip(msgs, results, strict=True):
-        if not r.is_ok():
+        ar = r.append_result
+        if r.status is not ok or ar is None:  # PutMessageResult.is_ok, inlined: it runs once per send
             continue
-        if m.properties.get(MessageConst.WAIT) == "false":
+        if m.properties.get(wait_key) == "false":
             no_wait = True
             continue
         waiting.append(r)
-        ar = r.append_result
-        end = max(end, ar.wrote_offset + ar.wrote_bytes)
+        last = ar.wrote_offset + ar.wrote_bytes
+        if last > end:
+            end = last
     return waiting, end, no_wait
