@@ -26,7 +26,7 @@ import orjson
 
 from common.speedups import json_head as _json_head
 from common.speedups import json_header as _json_header
-from remoting.codes import LanguageCode, SerializeType
+from remoting.codes import CURRENT_VERSION, RPC_TYPE_RESPONSE, LanguageCode, SerializeType
 from remoting.command import RemotingCommand
 from remoting.errors import HeaderTextError, LocalProtocolError, RemoteProtocolError
 
@@ -35,6 +35,7 @@ __all__ = [
     "FrameDecoder",
     "encode",
     "encode_bytes",
+    "response_frame",
     "decode_header",
     "encode_header",
     "FRAME_PREFIX",  # noqa: F822 - built on first access (module __getattr__)
@@ -520,6 +521,13 @@ def encode(cmd: RemotingCommand) -> list[bytes | bytearray | memoryview]:
             raise LocalProtocolError(f"frame too large: {total} bytes")
         return [_PREFIX.pack(total, (st << 24) | hlen) + h, body]
     return [_PREFIX.pack(4 + hlen, (st << 24) | hlen) + h]
+
+
+def response_frame(code: int, opaque: int, ext_fields: dict[str, str]) -> bytes | None:
+    """The whole frame of a body-less JSON response of ours (language JAVA, ``CURRENT_VERSION``, no
+    remark), what :func:`encode` gives for that command, made without one; None when the fields are
+    not all plain strings (encode the command then)."""
+    return _json_head(code, _LANG_JAVA, CURRENT_VERSION, opaque, RPC_TYPE_RESPONSE, None, ext_fields, _LANG_NAMES, 0)
 
 
 def encode_bytes(cmd: RemotingCommand) -> bytes:

@@ -474,6 +474,15 @@ class Connection(asyncio.Protocol):
                 hook.do_after_response(self, None, cmd)
         self._write(encode(cmd))
 
+    def send_response_frame(self, frame: bytes) -> bool:
+        """Write a (late) response already encoded (``codec.response_frame``): the usual answer,
+        without a command object. False, with nothing written, when a late hook must see it as a
+        command (``send_response`` it then); a closed connection drops it, as ``send_response`` does."""
+        if self._endpoint.late_hooks:
+            return False
+        self._write([frame])
+        return True
+
     # -- sending requests -------------------------------------------------------------
 
     def _write(self, chunks: list) -> None:

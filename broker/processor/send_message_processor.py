@@ -40,12 +40,15 @@ from common.message import (
 from common.perm import PERM_READ, PERM_WRITE, is_writeable
 from common.rate_limited_log import RateLimitedLog
 from common.util import now_ms, tags_code, time_millis_to_human_string2
+from remoting.codec import response_frame as _response_frame
 from remoting.codes import (
     CURRENT_VERSION,
+    RPC_ONEWAY,
     RPC_TYPE_RESPONSE,
     LanguageCode,
     RequestCode,
     ResponseCode,
+    SerializeType,
 )
 from remoting.command import RemotingCommand
 from remoting.connection import Connection
@@ -64,6 +67,7 @@ _PROP_SEP = "\x02"
 _WAIT_KEY = MessageConst.WAIT + _NAME_VALUE
 _new_command = RemotingCommand.__new__
 _JAVA = LanguageCode.JAVA
+_JSON_TYPE = int(SerializeType.JSON)
 
 
 # a full disk refuses every send: one line per topic and status every 10 s, not one per send
@@ -117,7 +121,7 @@ class SendMessageProcessor:
         # rpc_latency: the batched answers are sent late, so the batcher times them (once per read)
         self._batcher = batcher = SendPutBatcher(
             self._put_list, self._put_list_async, self._response, self._puts_settled, rpc_latency,
-            store.put_message_list_then if batch_puts else None,
+            store.put_message_list_then if batch_puts else None, answer_ok=self._answer_ok,
         )
         # bound once: the per-message path makes no lookup through the batcher
         self._queue = batcher.queue
@@ -445,6 +449,25 @@ class SendMessageProcessor:
         finally:
             self.waiting_puts -= 1
         return self._response(req, result, topic, qid, size, msg)
+
+    def _answer_ok(self, conn: Connection, req: RemotingCommand, result: Any, topic: str, qid: int, size: int,
+                   msg: Any) -> bool:
+        """SUCCESS to a JSON request written as its frame, without a command object (the usual answer,
+        one per send; the same bytes as :meth:`_response` and ``encode``). False, with nothing done,
+        for anything else: :meth:`_response` builds that answer."""
+        if result is None or result.status is not _PUT_OK or req.serialize_type != _JSON_TYPE or \
+                req.flag & RPC_ONEWAY:
+            return False
+        ar = result.append_result
+        ext = self._resp_base.copy()
+        ext["msgId"] = ar.msg_id
+        ext["queueId"] = str(qid)
+        ext["queueOffset"] = str(ar.logics_offset)
+        frame = _response_frame(_SUCCESS, req.opaque, ext)
+        if frame is None or not conn.send_response_frame(frame):
+            return False
+        self._count_put(topic, ar.msg_num, size, msg)
+        return True
 
     def _response(self, req: RemotingCommand, result: Any, topic: str, qid: int, size: int,
                   msg: Any = None) -> RemotingCommand:

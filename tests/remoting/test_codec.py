@@ -373,3 +373,20 @@ def test_fuzz_any_input_parses_or_raises_remote_protocol_error():
             assert e.__cause__ is None, f"internal error re-typed at the boundary: {e.__cause__!r}"
             outcomes["error"] += 1
     assert outcomes["ok"] and outcomes["error"]  # both paths exercised
+
+
+@pytest.mark.parametrize("opaque", [0, 1, -5, 2**31 - 1])
+@pytest.mark.parametrize("code", [ResponseCode.SUCCESS, ResponseCode.SYSTEM_ERROR])
+def test_response_frame_is_what_encode_gives_for_the_command(opaque, code):
+    from remoting.codec import response_frame
+    from remoting.codes import RPC_TYPE_RESPONSE
+
+    ext = {"MSG_REGION": "DefaultRegion", "TRACE_ON": "true", "msgId": "7F00000100002A9F0000000000000400",
+           "queueId": "3", "queueOffset": "12345", "q\u00e9": "\u00e9t\u00e9 \"x\"\n"}
+    cmd = RemotingCommand(code, ext_fields=ext, opaque=opaque, flag=RPC_TYPE_RESPONSE)
+    assert (cmd.language, cmd.version, cmd.remark) == (LanguageCode.JAVA, CURRENT_VERSION, None)
+    frame = response_frame(code, opaque, ext)
+    assert frame == encode_bytes(cmd)
+    assert decode_header(SerializeType.JSON, frame[8:]).ext_fields == ext
+    # anything but plain strings: None, the caller encodes a command
+    assert response_frame(code, opaque, {"queueId": 3}) is None

@@ -328,3 +328,35 @@ async def test_stamped_reads_time_answers_from_their_own_read(server, client, ad
     assert seen["slow"] == first_read  # the task's answer: its own read's stamp, not the later one
     assert seen["fast"] > first_read
     assert "late" not in seen
+
+
+async def test_encoded_late_response_unless_a_late_hook_must_see_a_command(server, client, addr):
+    from remoting.codec import response_frame
+
+    parked = []
+    server.register_processor(RequestCode.SEND_MESSAGE_V2, lambda req, conn: parked.append((req, conn)))
+    fut = asyncio.ensure_future(client.invoke(addr, RemotingCommand.request(RequestCode.SEND_MESSAGE_V2), 5))
+    await async_wait_until(lambda: parked, 5)
+    req, conn = parked.pop()
+    assert conn.send_response_frame(response_frame(ResponseCode.SUCCESS, req.opaque, {"msgId": "AB", "queueId": "3"}))
+    resp = await fut
+    assert (resp.code, resp.opaque, resp.ext_fields) == (ResponseCode.SUCCESS, req.opaque,
+                                                         {"msgId": "AB", "queueId": "3"})
+    seen = []
+
+    class Hook:
+        def do_before_request(self, conn, req):
+            return None
+
+        def do_after_response(self, conn, req, resp):
+            seen.append(resp.code)
+
+    server.add_rpc_hook(Hook())
+    fut = asyncio.ensure_future(client.invoke(addr, RemotingCommand.request(RequestCode.SEND_MESSAGE_V2), 5))
+    await async_wait_until(lambda: parked, 5)
+    req, conn = parked.pop()
+    # the hook sees responses as commands: nothing is written, the caller sends the command
+    assert not conn.send_response_frame(response_frame(ResponseCode.SUCCESS, req.opaque, {}))
+    conn.send_response(req.response_to(ResponseCode.SUCCESS, remark="as a command"))
+    assert (await fut).remark == "as a command"
+    assert seen == [ResponseCode.SUCCESS]
