@@ -41,7 +41,8 @@ setup(
     ext_modules=[
         Extension(
             "common._speedups",
-            sources=["common/_speedups.c", "common/_json_header.c", "common/_send_header.c", "common/_put_single.c"],
+            sources=["common/_speedups.c", "common/_json_header.c", "common/_send_header.c", "common/_put_single.c",
+                     "common/_new_slotted.c"],
             extra_compile_args=["-Wall", "-Wextra", "-Wno-unused-parameter"],
             define_macros=[("HAVE_ZLIB", "1")] * _ZLIB + [("HAVE_LIBCRYPTO", "1")] * _CRYPTO,
             libraries=["z"] * _ZLIB + ["crypto"] * _CRYPTO,

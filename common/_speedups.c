@@ -2866,6 +2866,8 @@ PyObject *json_head(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 PyObject *send_header_v2(PyObject *module, PyObject *ext);
 /* common/_put_single.c */
 PyObject *put_single(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+/* common/_new_slotted.c */
+PyObject *new_slotted(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 /* for common/_put_single.c: the record writer and the dispatch fields are this file's, not copies */
 PyObject *speedups_write_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -2944,6 +2946,9 @@ static PyMethodDef methods[] = {
     {"put_single", (PyCFunction)(void (*)(void))put_single, METH_FASTCALL,
      "put_single(log, msg, now, kit) -> CommitLog.put_message's result for its usual case, or None (nothing "
      "written: the general path takes the message)"},
+    {"new_slotted", (PyCFunction)(void (*)(void))new_slotted, METH_FASTCALL,
+     "new_slotted(cls, values) -> an instance of a plain slotted class with its slots set from values, in "
+     "__slots__ order"},
     {"send_header_v2", send_header_v2, METH_O,
      "send_header_v2(ext) -> the 13 SEND_MESSAGE_V2 header fields a..m, or None unless they have the usual form"},
     {NULL, NULL, 0, NULL},

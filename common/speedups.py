@@ -47,6 +47,8 @@ Functions (module attributes; see :class:`Speedups` for the full contracts):
   a command's frame prefix and JSON header in one call, or None (the general path encodes the rest).
 * ``send_header_v2(ext)``: the usual SEND_MESSAGE_V2 header's 13 fields, or None (the send processor's
   general parse reads the rest).
+* ``new_slotted(cls, values)``: an instance of a plain slotted class, its slots set from the tuple
+  ``values`` in ``__slots__`` order (for a slotted dataclass given every field: ``cls(*values)``).
 * ``put_single(log, msg, now, kit)``: ``CommitLog.put_message``'s usual case in one call, or None (nothing
   written: the general path, the reference, takes the message). The pure twin always declines.
 * ``crc32(data, value=0)``: ``zlib.crc32`` (the compiled twin folds with PCLMULQDQ where the
@@ -103,6 +105,7 @@ __all__ = [
     "json_head",
     "send_header_v2",
     "put_single",
+    "new_slotted",
     "CRC_IMPL",
     "RecordTuple",
     "INDEX_HEADER_SIZE",
@@ -315,6 +318,12 @@ class Speedups(Protocol):
     def send_header_v2(self, ext: dict) -> tuple | None:
         """The 13 SEND_MESSAGE_V2 header fields a..m in their usual form, None otherwise (see
         :func:`common.send_header_pure.send_header_v2`)."""
+        ...
+
+    def new_slotted(self, cls: type, values: tuple) -> object:
+        """An instance of ``cls`` (deriving from object alone, no ``__dict__``, exactly ``len(values)``
+        slots besides ``__weakref__``) with its slots set from ``values`` in ``__slots__`` order, without
+        ``__init__``; TypeError for any other class or count."""
         ...
 
     def put_single(self, log, msg, now: int, kit: tuple) -> object | None:
@@ -588,6 +597,21 @@ def _py_b64decode(s) -> bytes | None:
         return None
 
 
+def _py_new_slotted(cls: type, values: tuple) -> object:
+    """Pure twin of ``new_slotted``."""
+    if type(values) is not tuple or not isinstance(cls, type) or cls.__bases__ != (object,) \
+            or "__slots__" not in cls.__dict__ or "__dict__" in cls.__dict__:
+        raise TypeError("new_slotted(cls, values: tuple): cls must be a plain slotted class")
+    names = cls.__dict__["__slots__"]
+    names = [n for n in ((names,) if isinstance(names, str) else names) if n != "__weakref__"]
+    if len(names) != len(values):
+        raise TypeError(f"new_slotted: {cls.__name__} has {len(names)} slots, {len(values)} values given")
+    obj = cls.__new__(cls)
+    for name, value in zip(names, values, strict=True):
+        object.__setattr__(obj, name, value)
+    return obj
+
+
 def _py_put_single(log, msg, now: int, kit: tuple) -> None:
     """Pure twin of ``put_single``: declines every message (the general path in
     ``CommitLog.put_message`` is the pure implementation)."""
@@ -606,7 +630,7 @@ _NAMES = ("b64encode", "b64decode", "java_hash", "index_put", "index_put_keys", 
           "msg_ids", "cq_put_units", "queue_groups", "encode_batch", "write_record", "dispatch_requests",
           "new_dispatch_request", "split_batch", "parse_record",
           "encode_records", "walk_records", "cq_scan", "crc32", "acl_mac", "acl_pads",
-          "json_header", "json_head", "send_header_v2", "put_single")
+          "json_header", "json_head", "send_header_v2", "put_single", "new_slotted")
 
 # The pure twin of each name: this module's ``_py_<name>``, else the function of that name in the
 # record codec or the ConsumeQueue / ACL signature twins (one list of names, not one per twin).
@@ -667,6 +691,7 @@ json_header = _impl.json_header
 json_head = _impl.json_head
 send_header_v2 = _impl.send_header_v2
 put_single = _impl.put_single
+new_slotted = _impl.new_slotted
 # how the compiled twin computes record CRCs: "pclmul" (carry-less multiply folding, chosen at
 # import when the CPU has it and ROCKETMQ_PY_NO_PCLMUL is not 1), "zlib" or "table"
 CRC_IMPL: str = getattr(_impl, "CRC_IMPL", "zlib")

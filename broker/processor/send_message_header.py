@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from common.speedups import new_slotted as _new_slotted
 from common.speedups import send_header_v2 as _send_header_v2
 from remoting.header import HeaderError
 
@@ -66,10 +67,8 @@ def parse_v2_fast(ext: dict) -> SendHeader | None:
     """
     f = _send_header_v2(ext)
     if f is not None:
-        h = _new_header(SendHeader)
-        (h.producerGroup, h.topic, h.defaultTopic, h.defaultTopicQueueNums, h.queueId, h.sysFlag, h.bornTimestamp,
-         h.flag, h.properties, h.reconsumeTimes, h.unitMode, h.maxReconsumeTimes, h.batch) = f
-        return h
+        # the 13 fields in SendHeader's slot order (producerGroup .. batch): set in one call
+        return _new_slotted(SendHeader, f)
     return _parse_v2_general(ext)
 
 

@@ -39,6 +39,7 @@ from common.message import (
 )
 from common.perm import PERM_READ, PERM_WRITE, is_writeable
 from common.rate_limited_log import RateLimitedLog
+from common.speedups import new_slotted as _new_slotted
 from common.util import now_ms, tags_code, time_millis_to_human_string2
 from remoting.codec import response_frame as _response_frame
 from remoting.codes import (
@@ -273,8 +274,8 @@ class SendMessageProcessor:
             stored_props[MessageConst.CLUSTER] = self.broker_config.brokerClusterName
             stored = _PROP_SEP.join(k + _NAME_VALUE + v for k, v in stored_props.items())
         props[MessageConst.CLUSTER] = self.broker_config.brokerClusterName
-        # positional, in the dataclass's field order: keywords cost a third of a microsecond here
-        msg = MessageExtBrokerInner(
+        # every field, in the dataclass's order, set without its __init__ (half a microsecond a send)
+        msg = _new_slotted(MessageExtBrokerInner, (
             topic,  # topic
             qid,  # queue_id
             h.flag,  # flag
@@ -287,7 +288,12 @@ class SendMessageProcessor:
             self._born_host(conn),  # born_host
             self.store_host,  # store_host
             h.reconsumeTimes or 0,  # reconsume_times
-        )
+            0,  # prepared_transaction_offset
+            0,  # store_timestamp
+            0,  # queue_offset
+            0,  # commit_log_offset
+            -1,  # body_crc
+        ))
         if props.get(MessageConst.TRANSACTION_PREPARED) == "true":
             if self.broker_config.rejectTransactionMessage:
                 return self._error(
