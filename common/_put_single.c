@@ -140,6 +140,19 @@ static PyObject *log_get(PyObject *dict, int k)
     return PyDict_GetItemWithError(dict, names[k]);
 }
 
+/* attribute names[name] of the log's value k (new reference), or NULL: not there (no error set) */
+static PyObject *attr_of(PyObject *dict, int k, int name)
+{
+    PyObject *o = log_get(dict, k), *v;
+
+    if (o == NULL)
+        return NULL;
+    v = PyObject_GetAttr(o, names[name]);
+    if (v == NULL)
+        PyErr_Clear();
+    return v;
+}
+
 static int as_ll(PyObject *o, long long *out)
 {
     if (o == NULL || !PyLong_CheckExact(o))
@@ -240,29 +253,18 @@ PyObject *put_single(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     /* the one read that may run Python code (a config attribute), first: every borrowed value below
      * stays valid while nothing else runs */
-    v = log_get(dict, L_CONFIG);
-    if (v == NULL)
+    max_size = attr_of(dict, L_CONFIG, L_MAX_SIZE);
+    if (max_size == NULL)
         goto decline;
-    max_size = PyObject_GetAttr(v, names[L_MAX_SIZE]);
-    if (max_size == NULL) {
-        PyErr_Clear();
-        goto decline;
-    }
     if (as_ll(max_size, &lmax) < 0) {
         Py_DECREF(max_size);
         goto decline;
     }
     Py_DECREF(max_size);
     {
-        PyObject *mfq = log_get(dict, L_MFQ);
-
-        if (mfq == NULL)
+        files = attr_of(dict, L_MFQ, L_MAPPED_FILES);
+        if (files == NULL)
             goto decline;
-        files = PyObject_GetAttr(mfq, names[L_MAPPED_FILES]);
-        if (files == NULL) {
-            PyErr_Clear();
-            goto decline;
-        }
         /* a list the queue keeps (a reference of ours until the end) */
         if (!PyList_CheckExact(files) || PyList_GET_SIZE(files) == 0) {
             Py_DECREF(files);
