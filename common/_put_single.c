@@ -179,11 +179,9 @@ static PyObject *ipv4_of(PyObject *cache, PyObject *host)
     return a;
 }
 
-/* the whole record at file position at (EINTR and short writes retried); -1 with OSError set */
-static int pwrite_all(int fd, const char *p, PyObject *o_len, long long at)
+/* left bytes at file position at (EINTR and short writes retried); -1 with OSError set */
+static int pwrite_all(int fd, const char *p, Py_ssize_t left, long long at)
 {
-    Py_ssize_t left = PyLong_AsSsize_t(o_len);
-
     while (left > 0) {
         ssize_t w = pwrite(fd, p, (size_t)left, (off_t)at);
         if (w < 0) {
@@ -218,7 +216,7 @@ PyObject *put_single(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *max_size, *mf = NULL, *files, *table, *queue, *key, *prefix, *tags_code = NULL, *keys;
     PyObject *topic_b, *born_a, *store_a, *v, *scratch = NULL;
     PyTypeObject *msg_cls, *mf_cls, *ar_cls, *pr_cls;
-    long long body_len, lmax, file_size, wrote, mf_size, warmed, from, sys_flag, qoff = 0;
+    long long body_len, lmax, file_size, wrote, mf_size, warmed, from, sys_flag, qoff = 0, total;
     Py_ssize_t props_len;
     int counts, use_queue = 0, tx, append_fd = -1;
 
@@ -330,7 +328,7 @@ PyObject *put_single(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         goto decline;
     sys_flag &= ~(long long)V6_BITS;
     {
-        long long total = MIN_RECORD + body_len + PyBytes_GET_SIZE(topic_b) + props_len;
+        total = MIN_RECORD + body_len + PyBytes_GET_SIZE(topic_b) + props_len;
         PyObject *file_for = log_get(dict, L_FILE_FOR), *warm = log_get(dict, L_WARM);
         int is_warm;
 
@@ -357,7 +355,7 @@ PyObject *put_single(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
         scratch = log_get(dict, L_APPEND_SCRATCH);
         if (af == mf && fd != NULL && as_ll(fd, &lfd) == 0 && lfd >= 0 && lfd <= INT32_MAX && scratch != NULL &&
-            PyByteArray_CheckExact(scratch) && PyByteArray_GET_SIZE(scratch) >= PyLong_AsSsize_t(o_total))
+            PyByteArray_CheckExact(scratch) && PyByteArray_GET_SIZE(scratch) >= total)
             append_fd = (int)lfd;
     }
     tx = (int)(sys_flag & TX_MASK);
@@ -476,7 +474,7 @@ PyObject *put_single(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (end == NULL)
             goto error;
         Py_DECREF(end);
-        if (append_fd >= 0 && pwrite_all(append_fd, PyByteArray_AS_STRING(scratch), o_total, wrote) < 0)
+        if (append_fd >= 0 && pwrite_all(append_fd, PyByteArray_AS_STRING(scratch), (Py_ssize_t)total, wrote) < 0)
             goto error; /* nothing counted yet: the bytes past wrote_position are overwritten by the next put */
     }
     /* written: from here on every step is the general path's bookkeeping, in its order */
