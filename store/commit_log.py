@@ -176,14 +176,18 @@ class CommitLog:
         # CommitLog.put_message's usual case in one call (None: the Python below takes it); tests
         # set speedups.pure.put_single here to run the general path alone, the reference
         self.put_single: Callable[..., PutMessageResult | None] = speedups.put_single
-        # Under SYNC_FLUSH records reach the file by pwrite (single puts, client batches), not through
-        # the mapping, which stays for reading (one page cache). Every group commit's fdatasync
-        # write-protects the pages stored into through a mapping (a TLB shootdown on each CPU running
-        # the broker) and the next store into each faults (ext4_page_mkwrite) on the event loop:
-        # measured, 18 % of the broker's CPU per message at 16 senders, 10 % at 64. Not under
-        # ASYNC_FLUSH: it flushes twice a second, so a store nearly always finds its page writable.
-        self.append_by_pwrite = config.flushDiskType is FlushDiskType.SYNC_FLUSH and file_for is None
-        self._append_file: MappedFile | None = None  # the file _append_fd writes (the last one)
+        # Client batches reach the file by pwrite, and under SYNC_FLUSH single puts too, not through
+        # the mapping, which stays for reading (one page cache). A flush's write-back write-protects
+        # the pages stored into through a mapping (a TLB shootdown on each CPU running the broker)
+        # and the next store into each faults (ext4_page_mkwrite) on the event loop: measured, 18 %
+        # of the broker's CPU per message at 16 senders under SYNC_FLUSH, and 12 % for batches of
+        # 16 under ASYNC_FLUSH. Single puts under ASYNC_FLUSH stay on the mapping: a pwrite each
+        # costs more there (+5 %) than the rare fault it saves (two flushes a second).
+        self.append_by_pwrite = file_for is None
+        self.singles_by_pwrite = config.flushDiskType is FlushDiskType.SYNC_FLUSH and file_for is None
+        self._append_target: MappedFile | None = None  # the file _append_fd writes (the last one)
+        # _append_target where single puts go by pwrite too, else None (speedups.put_single reads it)
+        self._append_file: MappedFile | None = None
         self._append_fd = -1
         self._append_scratch = bytearray()
 
@@ -315,13 +319,13 @@ class CommitLog:
         key = per_topic[queue_id] = f"{topic}-{queue_id}"
         return key
 
-    # -- appends by pwrite (SYNC_FLUSH) ----------------------------------------------
+    # -- appends by pwrite ---------------------------------------------------------
 
     def _sync_append_file(self) -> None:
         """Point the pwrite appends at the last file (a descriptor of its own; reopened on a roll)."""
         files = self.mapped_file_queue.mapped_files
         mf = files[-1] if files else None
-        if mf is self._append_file:
+        if mf is self._append_target:
             return
         self._close_append_fd()
         if mf is None:
@@ -331,14 +335,15 @@ class CommitLog:
         except OSError as e:  # appends go through the mapping instead
             log.warning("commit log %s: no descriptor to append by pwrite (%s); appending through the mapping",
                         mf.path, e)
-            self.append_by_pwrite = False
+            self.append_by_pwrite = self.singles_by_pwrite = False
             return
-        self._append_file = mf
+        self._append_target = mf
+        self._append_file = mf if self.singles_by_pwrite else None
         if not self._append_scratch:
             self._append_scratch = bytearray(APPEND_SCRATCH_SIZE)
 
     def _close_append_fd(self) -> None:
-        fd, self._append_fd, self._append_file = self._append_fd, -1, None
+        fd, self._append_fd, self._append_file, self._append_target = self._append_fd, -1, None, None
         if fd >= 0:
             os.close(fd)
 
@@ -357,7 +362,7 @@ class CommitLog:
         Each message gets its own result; an illegal one fails alone.
         """
         now = now_ms()
-        if self.append_by_pwrite:
+        if self.singles_by_pwrite:
             self._sync_append_file()
         put = self._put
         return [put(m, now) for m in msgs]
@@ -365,7 +370,7 @@ class CommitLog:
     def put_message(self, msg: MessageExtBrokerInner, now: int = 0) -> PutMessageResult:
         """Append one record; stamps store time (``now``, default the clock), physical and queue
         offset into ``msg``."""
-        if self.append_by_pwrite:
+        if self.singles_by_pwrite:
             self._sync_append_file()
         return self._put(msg, now or now_ms())
 
@@ -524,7 +529,7 @@ class CommitLog:
                 limit = mf.file_size - END_FILE_MIN_BLANK_LENGTH - start
                 if self._warm and mf.warmed_to - start < limit:
                     limit = mf.warmed_to - start
-                if mf is self._append_file:  # by pwrite: encoded in the scratch, at the file's offsets
+                if mf is self._append_target:  # by pwrite: encoded in the scratch, at the file's offsets
                     scratch = self._append_scratch
                     r = encode(scratch, 0, min(limit, len(scratch)), base + start)
                     via_fd = r[0] != 3 or r[1] > limit  # room in the file but not in the scratch: the mapping

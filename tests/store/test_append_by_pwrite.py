@@ -1,9 +1,9 @@
-"""CommitLog.append_by_pwrite (SYNC_FLUSH): records reach the file by pwrite, not through the mapping.
+"""CommitLog appends by pwrite: client batches always, single puts under SYNC_FLUSH; not through the mapping.
 
 Two logs get the same single puts and client batches, one appending by pwrite and one through
-its mapping, and must hold the same bytes and give the same answers, rolls included. A third
-check makes the mapping of the file being appended read-only: the appends still succeed, so
-they did not store through it.
+its mapping, and must hold the same bytes and give the same answers, rolls included. Other
+checks make the mapping of the file being appended read-only: the appends by pwrite still
+succeed, so they did not store through it.
 """
 
 from __future__ import annotations
@@ -42,11 +42,14 @@ def batch(rnd: random.Random, i: int) -> MessageExtBatch:
                            born_host=("127.0.0.1", 5000), store_host=("127.0.0.1", 10911))
 
 
-def open_log(root, sync: bool):
+def open_log(root, sync: bool, pwrite: bool = True):
     cfg = small_config(root, maxMessageSize=8192,
                        flushDiskType=FlushDiskType.SYNC_FLUSH if sync else FlushDiskType.ASYNC_FLUSH)
     log = open_store(cfg).commit_log
-    assert log.append_by_pwrite is sync
+    assert log.singles_by_pwrite is sync
+    assert log.append_by_pwrite is True
+    if not pwrite:  # the reference: everything through the mapping
+        log.append_by_pwrite = log.singles_by_pwrite = False
     return log
 
 
@@ -56,11 +59,12 @@ def answer(r) -> tuple:
                                                        a.msg_num)
 
 
-def test_same_bytes_and_answers_as_through_the_mapping(tmp_path, monkeypatch):
+@pytest.mark.parametrize("sync", [True, False], ids=["SYNC_FLUSH", "ASYNC_FLUSH"])
+def test_same_bytes_and_answers_as_through_the_mapping(tmp_path, monkeypatch, sync):
     import store.commit_log as commit_log_module
 
     monkeypatch.setattr(commit_log_module, "now_ms", lambda: NOW)
-    by_fd, mapped = open_log(tmp_path / "fd", True), open_log(tmp_path / "map", False)
+    by_fd, mapped = open_log(tmp_path / "fd", sync), open_log(tmp_path / "map", False, pwrite=False)
     rnd = random.Random(11)
     for i in range(1500):
         if rnd.random() < 0.15:
@@ -108,3 +112,26 @@ def test_appends_do_not_store_through_the_mapping(tmp_path):
     finally:
         mf.mm = writable
         read_only.close()
+
+
+def test_async_flush_batches_by_pwrite_singles_through_the_mapping(tmp_path):
+    log = open_log(tmp_path, False)
+    rnd = random.Random(5)
+    assert log.put_message(single(rnd, 0), NOW).status is PutMessageStatus.PUT_OK
+    mf = log.mapped_file_queue.mapped_files[-1]
+    with open(mf.path, "rb") as f:
+        read_only = mmap.mmap(f.fileno(), mf.file_size, mmap.MAP_SHARED, mmap.PROT_READ)
+    writable, mf.mm = mf.mm, read_only
+    try:
+        start = mf.wrote_position
+        assert log.put_messages(batch(rnd, 1)).status is PutMessageStatus.PUT_OK  # by pwrite
+        assert mf.wrote_position > start
+        assert log._append_target is mf and log._append_file is None  # singles keep the mapping
+        with pytest.raises((TypeError, BufferError)):  # a single put stores through the (now read-only) mapping
+            log.put_message(single(rnd, 2), NOW)
+    finally:
+        mf.mm = writable
+        read_only.close()
+    assert log.put_message(single(rnd, 3), NOW).status is PutMessageStatus.PUT_OK
+    log.shutdown()
+    assert log._append_fd == -1 and log._append_target is None
