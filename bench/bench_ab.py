@@ -48,7 +48,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench import broker_load  # noqa: E402
-from bench.bench_broker import cpu_times, create_topic, free_port, start_broker  # noqa: E402
+from bench.bench_broker import cpu_times, create_topic, free_port, host_memory_note, start_broker  # noqa: E402
 from common.message import encode_batch_body  # noqa: E402
 from remoting.codes import RequestCode  # noqa: E402
 
@@ -288,6 +288,8 @@ def parser() -> argparse.ArgumentParser:
 def main() -> None:
     args = parser().parse_args()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if note := host_memory_note():
+        print(note)
     compare(args)
 
 
