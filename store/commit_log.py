@@ -180,7 +180,7 @@ class CommitLog:
         # the mapping, which stays for reading (one page cache). A flush's write-back write-protects
         # the pages stored into through a mapping (a TLB shootdown on each CPU running the broker)
         # and the next store into each faults (ext4_page_mkwrite) on the event loop: measured, 18 %
-        # of the broker's CPU per message at 16 senders under SYNC_FLUSH, and 12 % for batches of
+        # of the broker's CPU per message at 16 senders under SYNC_FLUSH, and 3-8 % for batches of
         # 16 under ASYNC_FLUSH. Single puts under ASYNC_FLUSH stay on the mapping: a pwrite each
         # costs more there (+5 %) than the rare fault it saves (two flushes a second).
         self.append_by_pwrite = file_for is None

@@ -8,6 +8,7 @@ succeed, so they did not store through it.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import mmap
 import random
@@ -88,6 +89,19 @@ def test_same_bytes_and_answers_as_through_the_mapping(tmp_path, monkeypatch, sy
     assert by_fd._append_fd == -1
 
 
+@contextlib.contextmanager
+def read_only_mapping(mf):
+    """``mf``'s mapping swapped for a read-only one of the same file while inside; yields it."""
+    with open(mf.path, "rb") as f:
+        read_only = mmap.mmap(f.fileno(), mf.file_size, mmap.MAP_SHARED, mmap.PROT_READ)
+    writable, mf.mm = mf.mm, read_only
+    try:
+        yield read_only
+    finally:
+        mf.mm = writable
+        read_only.close()
+
+
 @pytest.mark.skipif(not speedups.IS_COMPILED, reason="single puts by pwrite are the compiled twin's")
 def test_appends_do_not_store_through_the_mapping(tmp_path):
     log = open_log(tmp_path, True)
@@ -95,10 +109,7 @@ def test_appends_do_not_store_through_the_mapping(tmp_path):
     first = single(rnd, 0)
     assert log.put_message(first, NOW).status is PutMessageStatus.PUT_OK  # caches warm, the file exists
     mf = log.mapped_file_queue.mapped_files[-1]
-    with open(mf.path, "rb") as f:
-        read_only = mmap.mmap(f.fileno(), mf.file_size, mmap.MAP_SHARED, mmap.PROT_READ)
-    writable, mf.mm = mf.mm, read_only
-    try:
+    with read_only_mapping(mf) as read_only:
         start = mf.wrote_position
         m = copy.deepcopy(first)
         m.body = b"by pwrite"
@@ -109,9 +120,6 @@ def test_appends_do_not_store_through_the_mapping(tmp_path):
         assert mf.wrote_position > start
         # the mapping sees what the descriptor wrote: one page cache
         assert b"by pwrite" in read_only[start:mf.wrote_position]
-    finally:
-        mf.mm = writable
-        read_only.close()
 
 
 def test_async_flush_batches_by_pwrite_singles_through_the_mapping(tmp_path):
@@ -119,19 +127,13 @@ def test_async_flush_batches_by_pwrite_singles_through_the_mapping(tmp_path):
     rnd = random.Random(5)
     assert log.put_message(single(rnd, 0), NOW).status is PutMessageStatus.PUT_OK
     mf = log.mapped_file_queue.mapped_files[-1]
-    with open(mf.path, "rb") as f:
-        read_only = mmap.mmap(f.fileno(), mf.file_size, mmap.MAP_SHARED, mmap.PROT_READ)
-    writable, mf.mm = mf.mm, read_only
-    try:
+    with read_only_mapping(mf):
         start = mf.wrote_position
         assert log.put_messages(batch(rnd, 1)).status is PutMessageStatus.PUT_OK  # by pwrite
         assert mf.wrote_position > start
         assert log._append_target is mf and log._append_file is None  # singles keep the mapping
         with pytest.raises((TypeError, BufferError)):  # a single put stores through the (now read-only) mapping
             log.put_message(single(rnd, 2), NOW)
-    finally:
-        mf.mm = writable
-        read_only.close()
     assert log.put_message(single(rnd, 3), NOW).status is PutMessageStatus.PUT_OK
     log.shutdown()
     assert log._append_fd == -1 and log._append_target is None
